@@ -1,0 +1,27 @@
+# The two README commands (`make run`, `make test`) and their helpers. Everything installs into
+# .venv/ at the repository root; a stamp keyed on pyproject.toml skips re-installing.
+VENV   := .venv
+PYTHON := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+
+.PHONY: setup run test bench lint
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PYTHON) || python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip install --quiet -e '.[dev]'
+	rm -f $(VENV)/.installed-* && touch $@
+
+run: setup
+	$(VENV)/bin/sliceportal serve
+
+test: setup
+	scripts/run-tests
+
+bench: setup
+	scripts/run-benchmarks
+
+lint: setup
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy
