@@ -74,8 +74,19 @@ def start_embedded_redis(data_dir: Path) -> EmbeddedRedis:
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_tcp_port()
     process = subprocess.Popen(
-        [executable, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly",
-         "no", "--dir", str(data_dir)],
+        [
+            executable,
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(data_dir),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -1,0 +1,68 @@
+"""The ``sliceportal`` command line: one parser, subcommands registered by topic modules.
+
+Each topic module has ``register(subparsers)``, which adds its subcommands and sets a
+``handler(args) -> int`` default on each. Handlers report bad input by raising
+:class:`CliError` (or letting a :class:`~sliceportal.domain.SpecError` through): ``main`` turns
+it into one line on stderr and exit status 2. Machine-readable output goes to stdout as one
+JSON document (:func:`write_json`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class CliError(Exception):
+    """Bad input or an unreadable file: one line on stderr, exit status 2."""
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """JSON allows repeated keys and keeps the last; a config tool should not guess."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise _DuplicateKeyError(f"duplicate key {key!r} in an object")
+        doc[key] = value
+    return doc
+
+
+def read_json(path: str) -> object:
+    """The JSON document in file ``path`` (``-`` for stdin), or a :class:`CliError` saying why not.
+
+    ``NaN`` and ``Infinity`` literals are decoded here and rejected by the field validation,
+    which can name the field.
+    """
+    name = "stdin" if path == "-" else path
+    try:
+        if path == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            data = stream.read() if stream is not None else sys.stdin.read().encode()
+        else:
+            data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CliError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{name}: not UTF-8 text (bad byte at offset {exc.start})") from None
+    try:
+        return json.loads(text, object_pairs_hook=_reject_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise CliError(f"{name}: not valid JSON: {exc.msg} ({where})") from None
+    except RecursionError:
+        raise CliError(f"{name}: not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # duplicate keys, integers beyond Python's digit limit
+        raise CliError(f"{name}: not valid JSON: {exc}") from None
+
+
+def write_json(doc: object) -> None:
+    """Print one JSON document (never NaN or Infinity, which JSON does not have)."""
+    sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")

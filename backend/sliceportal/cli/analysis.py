@@ -1,0 +1,130 @@
+"""``analyze``, ``min-capacity`` and ``plan-priorities``: the analytics on a JSON link document.
+
+Input (FILE or ``-`` for stdin)::
+
+    {"capacity_bps": 1e9, "mtu_bytes": 1500,
+     "slices": [{"name": "DC", "rate_bps": 48e6, "priority": 7, "burst_limit_s": 0.02,
+                 "delay_target_s": 0.005}]}
+
+Each command prints one JSON document on stdout; bad input gives exit status 2 and one line on
+stderr naming the field. These documents are a stable contract for other tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from sliceportal.cli import read_json, write_json
+from sliceportal.domain import (
+    LinkInput,
+    Model,
+    analyze,
+    min_capacity,
+    parse_link_input,
+    plan_priorities,
+)
+from sliceportal.domain.planning import DEFAULT_TIME_BUDGET_S
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    analyze_parser = subparsers.add_parser(
+        "analyze",
+        help="worst-case delay of every slice on a link, and whether all fit",
+        description="Worst-case queuing delay of every slice on one link and the verdict.",
+    )
+    _common(analyze_parser)
+    analyze_parser.set_defaults(handler=run_analyze)
+
+    capacity_parser = subparsers.add_parser(
+        "min-capacity",
+        help="smallest link capacity meeting every target with the given priorities",
+        description="Smallest capacity (bit/s) that admits the slices; capacity_bps is ignored.",
+    )
+    _common(capacity_parser)
+    capacity_parser.set_defaults(handler=run_min_capacity)
+
+    plan_parser = subparsers.add_parser(
+        "plan-priorities",
+        help="priorities that meet every target, or a proof that none exist",
+        description="Find priorities (7 downwards) meeting every delay target, or prove none do.",
+    )
+    _common(plan_parser)
+    plan_parser.add_argument(
+        "--levels",
+        type=_levels,
+        default=8,
+        metavar="Q",
+        help="number of hardware priority queues, 1 to 8 (default 8)",
+    )
+    plan_parser.add_argument(
+        "--time-budget",
+        type=_seconds,
+        default=DEFAULT_TIME_BUDGET_S,
+        metavar="SECONDS",
+        help=f"search time limit (default {DEFAULT_TIME_BUDGET_S:g})",
+    )
+    plan_parser.set_defaults(handler=run_plan_priorities)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="link document (JSON), or - for stdin")
+    parser.add_argument(
+        "--model",
+        choices=[model.value for model in Model],
+        default=Model.HARKOUS.value,
+        help="delay bound: the paper's (harkous, default) or network calculus (netcalc)",
+    )
+
+
+def _levels(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 8:
+        raise argparse.ArgumentTypeError("must be an integer from 1 to 8")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError("must be a number of seconds in (0, 3600]")
+    return value
+
+
+def _load(args: argparse.Namespace, *, require_capacity: bool, require_slices: bool) -> LinkInput:
+    return parse_link_input(
+        read_json(args.file), require_capacity=require_capacity, require_slices=require_slices
+    )
+
+
+def _capacity(link: LinkInput) -> float:
+    assert link.capacity_bps is not None  # parse_link_input(require_capacity=True) checked it
+    return link.capacity_bps
+
+
+def run_analyze(args: argparse.Namespace) -> int:
+    link = _load(args, require_capacity=True, require_slices=False)
+    write_json(analyze(link.slices, _capacity(link), Model(args.model)).to_dict())
+    return 0
+
+
+def run_min_capacity(args: argparse.Namespace) -> int:
+    link = _load(args, require_capacity=False, require_slices=True)
+    model = Model(args.model)
+    write_json({"model": model.value, "min_capacity_bps": min_capacity(link.slices, model)})
+    return 0
+
+
+def run_plan_priorities(args: argparse.Namespace) -> int:
+    link = _load(args, require_capacity=True, require_slices=False)
+    model = Model(args.model)
+    plan = plan_priorities(
+        link.slices, _capacity(link), args.levels, model, time_budget_s=args.time_budget
+    )
+    write_json({"model": model.value, **plan.to_dict()})
+    return 0

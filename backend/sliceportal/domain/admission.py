@@ -1,0 +1,91 @@
+"""Admission control: does a set of slices fit on a link, and if not, why and what would fix it.
+
+The fixes offered are the two knobs an operator has without touching the slices: more capacity
+(the minimum that makes the current priorities admissible) and other priorities (a plan for the
+link's number of hardware queues, when one exists). No plan is searched when the rates alone
+exceed the capacity, since no priority can fix that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from sliceportal.domain.bounds import LinkAnalysis, Violation, analyze, checked_specs
+from sliceportal.domain.capacity import min_capacity_levels
+from sliceportal.domain.planning import DEFAULT_TIME_BUDGET_S, PriorityPlan, plan_priorities
+from sliceportal.domain.spec import Model, SliceSpec, check_levels
+
+
+class AdmissionVerdict:
+    """The answer of admission control.
+
+    ``analysis`` and ``min_capacity_bps`` may be given as zero-argument callables: incremental
+    admission decides in O(levels) and only pays for the full per-slice analysis (O(n)) or the
+    capacity search when someone reads them.
+    """
+
+    def __init__(
+        self,
+        admissible: bool,
+        analysis: LinkAnalysis | Callable[[], LinkAnalysis],
+        violations: tuple[Violation, ...],
+        min_capacity_bps: float | None | Callable[[], float | None],
+        plan: PriorityPlan | None = None,
+    ) -> None:
+        self.admissible = admissible
+        self.violations = violations
+        self.plan = plan  # a feasible priority plan when the link is not admissible as given
+        self._analysis = analysis
+        self._min_capacity = min_capacity_bps
+
+    @property
+    def analysis(self) -> LinkAnalysis:
+        if not isinstance(self._analysis, LinkAnalysis):
+            self._analysis = self._analysis()
+        return self._analysis
+
+    @property
+    def min_capacity_bps(self) -> float | None:
+        """Smallest capacity admitting the slices with their current priorities."""
+        if callable(self._min_capacity):
+            self._min_capacity = self._min_capacity()
+        return self._min_capacity
+
+    def to_dict(self, *, include_analysis: bool = True) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "admissible": self.admissible,
+            "violations": [violation.to_dict() for violation in self.violations],
+            "min_capacity_bps": self.min_capacity_bps,
+            "plan": None if self.plan is None else self.plan.to_dict(),
+        }
+        if include_analysis:
+            doc["analysis"] = self.analysis.to_dict()
+        return doc
+
+
+def admission(
+    slices: Iterable[SliceSpec],
+    capacity_bps: float,
+    model: Model | str = Model.HARKOUS,
+    levels: int = 8,
+    *,
+    plan_time_budget_s: float = DEFAULT_TIME_BUDGET_S,
+) -> AdmissionVerdict:
+    """Full admission of ``slices`` on a link with ``levels`` hardware queues."""
+    specs = checked_specs(slices)
+    queues = check_levels(levels)
+    analysis = analyze(specs, capacity_bps, model)
+    plan = None
+    if not analysis.admissible and analysis.total_rate_bps <= analysis.capacity_bps:
+        candidate = plan_priorities(
+            specs, analysis.capacity_bps, queues, analysis.model, time_budget_s=plan_time_budget_s
+        )
+        plan = candidate if candidate.feasible else None
+    return AdmissionVerdict(
+        admissible=analysis.admissible,
+        analysis=analysis,
+        violations=analysis.violations,
+        min_capacity_bps=min_capacity_levels(analysis.core.aggregates, analysis.model),
+        plan=plan,
+    )

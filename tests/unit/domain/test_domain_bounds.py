@@ -1,0 +1,171 @@
+"""Worst-case delay bounds: the paper's equations, the netcalc bound, and their properties."""
+
+from __future__ import annotations
+
+import pytest
+from domain_strategies import as_infinite, capacities, slice_lists
+from hypothesis import given, settings
+from paper_slices import MBPS, paper_slices
+
+from sliceportal.domain import (
+    Model,
+    SliceSpec,
+    SpecError,
+    Violation,
+    analyze,
+    analyze_arrays,
+    slice_arrays,
+)
+
+
+def _delays(model: Model, capacity: float, slices: list[SliceSpec]) -> dict[str, float | None]:
+    return {s.name: s.worst_case_delay_s for s in analyze(slices, capacity, model).slices}
+
+
+def test_harkous_sums_the_busy_periods_of_equal_and_higher_levels() -> None:
+    delays = _delays(Model.HARKOUS, 300 * MBPS, paper_slices(7, 6, 5))
+    assert delays["DC"] == pytest.approx(0.96e6 / 300e6)
+    assert delays["Enterprise"] == pytest.approx(0.96e6 / 300e6 + 0.12e6 / 252e6)
+    assert delays["Peering"] == pytest.approx(0.96e6 / 300e6 + 0.12e6 / 252e6 + 7.2e6 / 240e6)
+
+
+def test_harkous_shares_one_busy_period_within_a_level() -> None:
+    delays = _delays(Model.HARKOUS, 1656 * MBPS, paper_slices(7, 7, 7))
+    assert list(delays.values()) == pytest.approx([0.005] * 3)
+
+
+def test_netcalc_charges_all_bursts_at_the_level_residual_plus_one_lower_packet() -> None:
+    delays = _delays(Model.NETCALC, 300 * MBPS, paper_slices(7, 6, 5))
+    assert delays["DC"] == pytest.approx(8 * (120_000 + 1500) / 300e6)
+    assert delays["Enterprise"] == pytest.approx(8 * (135_000 + 1500) / 252e6)
+    assert delays["Peering"] == pytest.approx(8 * 1_035_000 / 240e6)  # nothing below it
+
+
+def test_analysis_reports_every_field_in_input_order() -> None:
+    analysis = analyze(paper_slices(7, 6, 5), 300 * MBPS)
+    assert [s.name for s in analysis.slices] == ["DC", "Enterprise", "Peering"]
+    peering = analysis.slices[2]
+    assert peering.residual_capacity_bps == 240e6
+    assert peering.burst_bytes == pytest.approx(900_000)
+    assert not peering.meets_target
+    assert peering.worst_case_delay_s is not None
+    assert peering.slack_s == pytest.approx(0.03 - peering.worst_case_delay_s)
+    assert analysis.total_rate_bps == 300e6
+    doc = analysis.to_dict()
+    assert list(doc) == ["model", "capacity_bps", "admissible", "total_rate_bps", "slices"]
+    assert list(doc["slices"][0]) == [
+        "name",
+        "priority",
+        "burst_bytes",
+        "residual_capacity_bps",
+        "worst_case_delay_s",
+        "delay_target_s",
+        "meets_target",
+        "slack_s",
+    ]
+
+
+def test_a_violation_says_by_how_much_the_delay_exceeds_the_target() -> None:
+    analysis = analyze(paper_slices(7, 6, 5), 300 * MBPS)
+    assert not analysis.admissible
+    (violation,) = analysis.violations
+    assert violation.name == "Peering"
+    assert violation.reason == "worst-case delay 33.68 ms exceeds target 30 ms"
+    assert violation.excess_s == pytest.approx(0.0036761904761904)
+
+
+def test_rates_beyond_capacity_are_a_violation_with_the_excess_rate() -> None:
+    analysis = analyze(paper_slices(7, 6, 5), 288 * MBPS)
+    assert not analysis.admissible
+    assert {v.name: v.reason for v in analysis.violations} == {
+        "Peering": "rate limits exceed capacity by 12 Mbit/s"
+    }
+
+
+def test_a_level_without_residual_capacity_is_unbounded_for_itself_and_below() -> None:
+    slices = [
+        SliceSpec("hog", 2e6, 7, 100.0, 1.0),
+        SliceSpec("middle", 1e6, 4, 100.0, 1.0),
+        SliceSpec("low", 1e6, 0, 100.0, 1.0),
+    ]
+    for model in Model:
+        analysis = analyze(slices, 1.5e6, model)
+        bounds = {s.name: s for s in analysis.slices}
+        assert bounds["middle"].worst_case_delay_s is None
+        assert bounds["low"].worst_case_delay_s is None
+        assert bounds["low"].slack_s is None
+        assert [v.reason for v in analysis.violations] == [
+            "rate limits at priority 7 and above exceed capacity by 500 kbit/s",
+            "rate limits at priority 4 and above exceed capacity by 1.5 Mbit/s",
+            "rate limits exceed capacity by 2.5 Mbit/s",
+        ]
+        assert analysis.violations[1] == Violation(
+            "middle", None, 1.0, None, analysis.violations[1].reason
+        )
+
+
+def test_harkous_keeps_the_papers_finite_bound_when_only_the_levels_own_rates_overflow() -> None:
+    bound = analyze([SliceSpec("a", 2e6, 3, 1000.0, 1.0)], 1e6).slices[0]
+    assert bound.worst_case_delay_s == pytest.approx(8000 / 1e6)
+    assert not bound.meets_target
+
+
+def test_an_empty_link_is_admissible() -> None:
+    analysis = analyze([], 1e9)
+    assert analysis.admissible and analysis.slices == () and analysis.total_rate_bps == 0
+
+
+def test_analyze_refuses_duplicate_names_and_bad_capacities() -> None:
+    spec = SliceSpec("a", 1e6, 0, 1.0, 1.0)
+    with pytest.raises(SpecError, match=r"slices\[1\]\.name: duplicate name"):
+        analyze([spec, spec], 1e9)
+    with pytest.raises(SpecError, match="capacity_bps: must be greater than 0"):
+        analyze([spec], 0)
+
+
+def test_the_array_core_agrees_with_the_object_api() -> None:
+    slices = paper_slices(7, 6, 5)
+    core = analyze_arrays(slice_arrays(slices), 300 * MBPS, Model.HARKOUS)
+    assert core.bound_s.tolist() == [s.worst_case_delay_s for s in analyze(slices, 300e6).slices]
+    assert core.meets.tolist() == [True, True, False]
+
+
+@settings(max_examples=200, deadline=None)
+@given(slices=slice_lists(), low=capacities, high=capacities)
+def test_bounds_never_increase_when_capacity_grows(
+    slices: list[SliceSpec], low: float, high: float
+) -> None:
+    low, high = sorted((low, high))
+    for model in Model:
+        before = analyze(slices, low, model)
+        after = analyze(slices, high, model)
+        for b, a in zip(before.slices, after.slices, strict=True):
+            assert as_infinite(a.worst_case_delay_s) <= as_infinite(b.worst_case_delay_s)
+        assert after.admissible or not before.admissible
+
+
+@settings(max_examples=200, deadline=None)
+@given(slices=slice_lists(), capacity=capacities)
+def test_netcalc_is_never_below_harkous(slices: list[SliceSpec], capacity: float) -> None:
+    harkous = analyze(slices, capacity, Model.HARKOUS).slices
+    netcalc = analyze(slices, capacity, Model.NETCALC).slices
+    for h, n in zip(harkous, netcalc, strict=True):
+        assert as_infinite(n.worst_case_delay_s) >= as_infinite(h.worst_case_delay_s) * (1 - 1e-12)
+    if analyze(slices, capacity, Model.NETCALC).admissible:
+        assert analyze(slices, capacity, Model.HARKOUS).admissible
+
+
+@settings(max_examples=100, deadline=None)
+@given(slices=slice_lists(), capacity=capacities)
+def test_admissible_exactly_when_no_slice_violates(
+    slices: list[SliceSpec], capacity: float
+) -> None:
+    for model in Model:
+        analysis = analyze(slices, capacity, model)
+        assert analysis.admissible == (not analysis.violations)
+        assert analysis.admissible == all(s.meets_target for s in analysis.slices)
+        assert {v.name for v in analysis.violations} == {
+            s.name for s in analysis.slices if not s.meets_target
+        }
+        if analysis.admissible:
+            assert analysis.total_rate_bps <= capacity
