@@ -12,12 +12,16 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeAlias, cast
 
 from sliceportal import __version__
-from sliceportal.cli import CliError, analysis
+from sliceportal.cli import CliError, analysis, serve, switch
 from sliceportal.domain import SpecError
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
-REGISTRARS: tuple[Callable[[Subparsers], None], ...] = (analysis.register,)
+REGISTRARS: tuple[Callable[[Subparsers], None], ...] = (
+    analysis.register,
+    serve.register,
+    switch.register,
+)
 
 
 class _Parser(argparse.ArgumentParser):
