@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeAlias, cast
 
 from sliceportal import __version__
-from sliceportal.cli import CliError, analysis, serve, switch
+from sliceportal.cli import CliError, accounts, analysis, serve, switch
 from sliceportal.domain import SpecError
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 REGISTRARS: tuple[Callable[[Subparsers], None], ...] = (
     analysis.register,
+    accounts.register,
     serve.register,
     switch.register,
 )

@@ -36,7 +36,7 @@ class Settings(BaseSettings):
     default_model: str = "harkous"
     default_mtu_bytes: int = Field(default=1500, ge=64, le=65535)
     db_pool_size: int = Field(default=20, ge=1)
-    db_max_overflow: int = Field(default=30, ge=0)
+    db_max_overflow: int = Field(default=20, ge=0)
     db_pool_timeout_s: float = Field(default=10.0, gt=0)
     db_connect_timeout_s: int = Field(default=5, ge=1)
 

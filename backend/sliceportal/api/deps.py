@@ -1,0 +1,175 @@
+"""Dependencies handlers declare as `Annotated` aliases; handlers touch no globals.
+
+Dependencies that do no I/O are `async` so FastAPI does not send them to the thread pool.
+
+Authentication takes a bearer token that is either an access token (JWT from the login) or an
+API token (`sp_…`); either way the user row is read on every request, so deactivating a user or
+changing a role takes effect at once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Annotated, TypeVar
+
+import redis
+from fastapi import Depends, Query, Request
+from fastapi.security import OAuth2PasswordBearer
+from sqlalchemy import Select, func, select, update
+from sqlalchemy.orm import Session
+
+from sliceportal import security
+from sliceportal.api.problems import Problem, unauthorized
+from sliceportal.core.config import Settings
+from sliceportal.db.base import Base
+from sliceportal.db.choices import Role
+from sliceportal.db.models import ApiToken, User
+from sliceportal.services.changes import ChangeContext
+
+API_TOKEN_TOUCH_INTERVAL = dt.timedelta(minutes=1)
+"""`last_used_at` is written at most this often, so token use is not a write per request."""
+
+oauth2_scheme = OAuth2PasswordBearer(tokenUrl="/api/v1/login/access-token", auto_error=False)
+
+
+async def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_db(request: Request) -> Iterator[Session]:
+    with request.app.state.sessionmaker() as session:
+        yield session
+
+
+async def get_redis(request: Request) -> redis.Redis:
+    client: redis.Redis = request.app.state.redis
+    return client
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+SessionDep = Annotated[Session, Depends(get_db)]
+RedisDep = Annotated[redis.Redis, Depends(get_redis)]
+TokenDep = Annotated[str | None, Depends(oauth2_scheme)]
+
+
+def _user_of_api_token(session: Session, token: str, prefix: str) -> User | None:
+    row = (
+        session.execute(select(ApiToken, User).join(User).where(ApiToken.prefix == prefix))
+        .tuples()
+        .first()
+    )
+    if row is None:
+        return None
+    api_token, user = row
+    now = dt.datetime.now(dt.UTC)
+    if (
+        not security.api_token_matches(token, api_token.token_hash)
+        or api_token.revoked_at is not None
+        or (api_token.expires_at is not None and api_token.expires_at <= now)
+    ):
+        return None
+    if api_token.last_used_at is None or now - api_token.last_used_at > API_TOKEN_TOUCH_INTERVAL:
+        session.execute(
+            update(ApiToken).where(ApiToken.id == api_token.id).values(last_used_at=now)
+        )
+        session.commit()
+    return user
+
+
+def get_current_user(session: SessionDep, settings: SettingsDep, token: TokenDep) -> User:
+    if not token:
+        raise unauthorized("this endpoint needs a bearer token (login or API token)")
+    prefix = security.api_token_prefix(token)
+    if prefix is not None:
+        user = _user_of_api_token(session, token, prefix)
+        if user is None:
+            raise unauthorized("the API token is unknown, revoked or expired")
+    else:
+        try:
+            user_id = security.decode_access_token(token, settings)
+        except security.InvalidTokenError:
+            raise unauthorized("the access token is invalid or expired") from None
+        user = session.get(User, user_id)
+        if user is None:
+            raise unauthorized("the access token names no user")
+    if not user.is_active:
+        raise unauthorized("the user is deactivated")
+    return user
+
+
+CurrentUser = Annotated[User, Depends(get_current_user)]
+
+
+def require_role(role: Role) -> Callable[[User], Awaitable[User]]:
+    """A dependency admitting users whose role is `role` or above."""
+
+    async def dependency(user: CurrentUser) -> User:
+        if user.role.rank < role.rank:
+            raise Problem(
+                403,
+                "forbidden",
+                f"this needs the {role.value} role; you are {user.role.value}",
+                title="Not enough permissions",
+            )
+        return user
+
+    return dependency
+
+
+ViewerUser = Annotated[User, Depends(require_role(Role.VIEWER))]
+OperatorUser = Annotated[User, Depends(require_role(Role.OPERATOR))]
+AdminUser = Annotated[User, Depends(require_role(Role.ADMIN))]
+
+
+async def request_id(request: Request) -> str:
+    value: str = request.state.request_id
+    return value
+
+
+RequestIdDep = Annotated[str, Depends(request_id)]
+
+
+async def change_context(user: CurrentUser, request_id: RequestIdDep) -> ChangeContext:
+    return ChangeContext(user_id=user.id, request_id=request_id)
+
+
+ChangeContextDep = Annotated[ChangeContext, Depends(change_context)]
+
+
+@dataclass(frozen=True)
+class PageParams:
+    """`skip`/`limit` of a list; lists are ordered by id, so pages are stable."""
+
+    skip: Annotated[int, Query(ge=0)] = 0
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100
+
+
+PageDep = Annotated[PageParams, Depends()]
+RowT = TypeVar("RowT")
+
+
+def paginate(
+    session: Session, query: Select[tuple[RowT]], page: PageParams
+) -> tuple[list[RowT], int]:
+    """One page of `query` and the number of rows matching it."""
+    count = session.scalar(select(func.count()).select_from(query.order_by(None).subquery()))
+    rows = list(session.scalars(query.offset(page.skip).limit(page.limit)))
+    return rows, count or 0
+
+
+ModelT = TypeVar("ModelT", bound=Base)
+
+
+def select_where(
+    model: type[ModelT], query: Select[tuple[ModelT]] | None = None, /, **equal: object
+) -> Select[tuple[ModelT]]:
+    """`query` (default `SELECT model`) by id, `WHERE column = value` for each filter given
+    (None = not filtered)."""
+    query = (select(model) if query is None else query).order_by(model.__table__.c.id)
+    for column, value in equal.items():
+        if value is not None:
+            query = query.where(getattr(model, column) == value)
+    return query

@@ -1,0 +1,89 @@
+"""Build the FastAPI application: one engine, one Redis client, the routers, the problem
+handlers and the request-id middleware. Nothing connects at build time, so an app can be built
+(and answer 503) while the database is down."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import redis
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sliceportal.api import problems
+from sliceportal.api.router import api_router
+from sliceportal.core.config import Settings, get_settings
+from sliceportal.db.session import create_db_engine, create_sessionmaker
+
+API_PREFIX = "/api/v1"
+REQUEST_ID_HEADER = "X-Request-ID"
+_CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+def operation_id(route: APIRoute) -> str:
+    """`{tag}-{name}`, so generated clients read `SlicesService.createSlice`."""
+    return f"{route.tags[0]}-{route.name}" if route.tags else route.name
+
+
+class RequestIdMiddleware:
+    """Take the client's X-Request-ID (if sane) or make one; echo it on every response.
+
+    It is stored in `request.state.request_id` and lands in the change log. Pure ASGI, since
+    BaseHTTPMiddleware costs a task per request.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = (
+            dict(scope["headers"]).get(REQUEST_ID_HEADER.lower().encode(), b"").decode("latin-1")
+        )
+        request_id = given if _CLIENT_REQUEST_ID.match(given) else uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message)[REQUEST_ID_HEADER] = request_id
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    engine = create_db_engine(settings)
+    redis_client = redis.Redis.from_url(
+        settings.redis_url, socket_connect_timeout=2, socket_timeout=2
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        engine.dispose()
+        redis_client.close()
+
+    app = FastAPI(
+        title="sliceportal",
+        summary="Guaranteed-delay network slices on P4 switches",
+        version="0.1.0",
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        generate_unique_id_function=operation_id,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.sessionmaker = create_sessionmaker(engine)
+    app.state.redis = redis_client
+    problems.install(app)
+    app.add_middleware(RequestIdMiddleware)
+    app.include_router(api_router, prefix=API_PREFIX)
+    return app

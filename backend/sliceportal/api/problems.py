@@ -1,0 +1,254 @@
+"""RFC 9457 problem details for every error the API answers, and nothing else.
+
+Each problem has a stable `type` URI under PROBLEM_BASE, a `title` per type, a one-sentence
+`detail`, and `field` (e.g. `body.rate_bps`) when one input field is at fault. Database and
+Redis outages become 503 with Retry-After; anything unexpected becomes a bare 500 whose body
+carries the request id, never a traceback (the traceback goes to the log).
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+import redis
+import sqlalchemy.exc
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from sliceportal.db.models import CONSTRAINT_FIELDS
+from sliceportal.domain import SpecError
+from sliceportal.services import errors
+
+PROBLEM_BASE = "https://sliceportal.dev/problems/"
+MEDIA_TYPE = "application/problem+json"
+RETRY_AFTER_S = 5
+
+logger = logging.getLogger(__name__)
+
+
+class Problem(Exception):
+    """An error the API answers as problem+json; raise it from handlers and dependencies."""
+
+    def __init__(
+        self,
+        status: int,
+        kind: str,
+        detail: str,
+        *,
+        title: str | None = None,
+        field: str | None = None,
+        headers: dict[str, str] | None = None,
+        **extensions: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.kind = kind
+        self.title = title or HTTPStatus(status).phrase
+        self.detail = detail
+        self.field = field
+        self.headers = headers or {}
+        self.extensions = extensions
+
+    def body(self, request: Request) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "type": PROBLEM_BASE + self.kind,
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+            "instance": request.url.path,
+        }
+        if self.field is not None:
+            body["field"] = self.field
+        body.update(self.extensions)
+        return body
+
+
+def problem_response(request: Request, problem: Problem) -> JSONResponse:
+    return JSONResponse(
+        problem.body(request),
+        status_code=problem.status,
+        headers=problem.headers,
+        media_type=MEDIA_TYPE,
+    )
+
+
+def unauthorized(detail: str) -> Problem:
+    return Problem(
+        401, "unauthorized", detail, headers={"WWW-Authenticate": 'Bearer realm="sliceportal"'}
+    )
+
+
+def service_unavailable(kind: str, detail: str) -> Problem:
+    return Problem(503, kind, detail, headers={"Retry-After": str(RETRY_AFTER_S)})
+
+
+def body_field(field: str | None) -> str | None:
+    return None if field is None else f"body.{field}"
+
+
+def _validation_field(location: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in location)
+
+
+def _from_validation(exc: RequestValidationError) -> Problem:
+    found = [
+        {"field": _validation_field(tuple(error["loc"])), "message": error["msg"]}
+        for error in exc.errors()
+    ]
+    first = found[0] if found else {"field": "body", "message": "invalid request"}
+    return Problem(
+        422,
+        "validation-error",
+        f"{first['field']}: {first['message']}",
+        title="Invalid request",
+        field=first["field"],
+        errors=found,
+    )
+
+
+def _from_service(exc: errors.ServiceError) -> Problem:
+    field = body_field(exc.field)
+    match exc:
+        case errors.NotFoundError():
+            return Problem(404, "not-found", exc.detail, title="Not found")
+        case errors.InvalidFieldError():
+            return Problem(
+                422,
+                "validation-error",
+                exc.detail,
+                title="Invalid request",
+                field=field,
+                errors=[{"field": field, "message": exc.detail}],
+            )
+        case errors.AdmissionRejectedError():
+            violations = [v for link in exc.links for v in link["violations"]]
+            fixes = [fix for link in exc.links for fix in link["fixes"]]
+            return Problem(
+                409,
+                "admission-rejected",
+                exc.detail,
+                title="Slices would miss their delay bounds",
+                violations=violations,
+                fixes=fixes,
+            )
+        case _:
+            return Problem(409, "conflict", exc.detail, title="Conflict", field=field)
+
+
+def _from_integrity(exc: sqlalchemy.exc.IntegrityError) -> Problem:
+    """A constraint the database enforced (usually a race the service's own checks lost)."""
+    diag = getattr(exc.orig, "diag", None)
+    constraint = getattr(diag, "constraint_name", None) or ""
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    field = body_field(CONSTRAINT_FIELDS.get(constraint))
+    if sqlstate == "23505":
+        return Problem(
+            409,
+            "conflict",
+            f"{field or 'a unique value'} is already taken",
+            title="Conflict",
+            field=field,
+            constraint=constraint,
+        )
+    if sqlstate == "23503":
+        return Problem(
+            409,
+            "conflict",
+            "the object is still referenced, or refers to one that is gone",
+            title="Conflict",
+            field=field,
+            constraint=constraint,
+        )
+    return Problem(
+        422,
+        "validation-error",
+        f"the change breaks the rule {constraint or sqlstate}",
+        title="Invalid request",
+        field=field,
+        constraint=constraint,
+    )
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that turn every exception into problem+json."""
+
+    @app.exception_handler(Problem)
+    def _problem(request: Request, exc: Problem) -> JSONResponse:
+        return problem_response(request, exc)
+
+    @app.exception_handler(errors.ServiceError)
+    def _service(request: Request, exc: errors.ServiceError) -> JSONResponse:
+        return problem_response(request, _from_service(exc))
+
+    @app.exception_handler(SpecError)
+    def _spec(request: Request, exc: SpecError) -> JSONResponse:
+        field = body_field(exc.field)
+        return problem_response(
+            request,
+            Problem(
+                422,
+                "validation-error",
+                f"{field}: {exc.message}",
+                title="Invalid request",
+                field=field,
+                errors=[{"field": field, "message": exc.message}],
+            ),
+        )
+
+    @app.exception_handler(RequestValidationError)
+    def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return problem_response(request, _from_validation(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kind = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "-")
+        return problem_response(
+            request,
+            Problem(exc.status_code, kind, str(exc.detail), headers=dict(exc.headers or {})),
+        )
+
+    @app.exception_handler(sqlalchemy.exc.IntegrityError)
+    def _integrity(request: Request, exc: sqlalchemy.exc.IntegrityError) -> JSONResponse:
+        return problem_response(request, _from_integrity(exc))
+
+    def _database_down(request: Request, exc: Exception) -> JSONResponse:
+        logger.warning("database unavailable: %s", exc.__class__.__name__)
+        return problem_response(
+            request,
+            service_unavailable("database-unavailable", "the database cannot be reached now"),
+        )
+
+    for db_error in (
+        sqlalchemy.exc.OperationalError,
+        sqlalchemy.exc.InterfaceError,
+        sqlalchemy.exc.TimeoutError,
+    ):
+        app.add_exception_handler(db_error, _database_down)
+
+    @app.exception_handler(redis.RedisError)
+    def _redis_down(request: Request, exc: redis.RedisError) -> JSONResponse:
+        logger.warning("redis unavailable: %s", exc.__class__.__name__)
+        return problem_response(
+            request, service_unavailable("redis-unavailable", "Redis cannot be reached now")
+        )
+
+    @app.exception_handler(Exception)
+    def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        request_id = getattr(request.state, "request_id", None)
+        logger.exception("unhandled error (request %s)", request_id)
+        response = problem_response(
+            request,
+            Problem(
+                500,
+                "internal-error",
+                f"an unexpected error occurred (request {request_id})",
+                request_id=request_id,
+            ),
+        )
+        if request_id:
+            response.headers["X-Request-ID"] = request_id
+        return response

@@ -1,0 +1,1 @@
+"""One `APIRouter(prefix=…, tags=[…])` per resource."""

@@ -1,0 +1,100 @@
+"""The analytics on a document of the CLI's JSON form, no database involved.
+
+Bodies are validated by `sliceportal.domain.parse_link_input`, the CLI's own validator, so API
+and CLI accept exactly the same documents; its errors name the field (`body.slices[2].rate_bps`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query
+
+from sliceportal.api.deps import SettingsDep, ViewerUser
+from sliceportal.domain import (
+    Model,
+    analyze,
+    capacity_grid,
+    delay_curves,
+    min_capacity,
+    parse_link_input,
+    plan_priorities,
+)
+
+router = APIRouter(prefix="/analysis", tags=["analysis"])
+
+LINK_EXAMPLE = {
+    "capacity_bps": 330e6,
+    "slices": [
+        {"name": "DC", "rate_bps": 48e6, "priority": 7, "burst_limit_s": 0.02},
+        {"name": "Enterprise", "rate_bps": 12e6, "priority": 7, "burst_limit_s": 0.01},
+        {"name": "Peering", "rate_bps": 240e6, "priority": 6, "burst_limit_s": 0.03},
+    ],
+}
+LinkDocument = Annotated[
+    dict[str, Any],
+    Body(
+        description="`{capacity_bps, mtu_bytes?, slices: [{name, rate_bps, priority, "
+        "burst_limit_s?, burst_bytes?, delay_target_s?, max_packet_bytes?}]}`",
+        examples=[LINK_EXAMPLE],
+    ),
+]
+ModelQuery = Annotated[Model | None, Query(description="default: the server's default_model")]
+
+
+def _model(model: Model | None, settings: SettingsDep) -> Model:
+    return model or Model(settings.default_model)
+
+
+@router.post("/bounds")
+def analyze_bounds(
+    _: ViewerUser, settings: SettingsDep, body: LinkDocument, model: ModelQuery = None
+) -> dict[str, Any]:
+    """Every slice's worst-case delay and whether the link is admissible."""
+    link = parse_link_input(body, require_capacity=True)
+    assert link.capacity_bps is not None
+    return analyze(link.slices, link.capacity_bps, _model(model, settings)).to_dict()
+
+
+@router.post("/min-capacity")
+def analyze_min_capacity(
+    _: ViewerUser, settings: SettingsDep, body: LinkDocument, model: ModelQuery = None
+) -> dict[str, Any]:
+    """The least capacity that keeps every slice within its target (null: none does)."""
+    link = parse_link_input(body, require_capacity=False, require_slices=True)
+    chosen = _model(model, settings)
+    return {"model": str(chosen), "min_capacity_bps": min_capacity(link.slices, chosen)}
+
+
+@router.post("/priority-plan")
+def analyze_priority_plan(
+    _: ViewerUser,
+    settings: SettingsDep,
+    body: LinkDocument,
+    model: ModelQuery = None,
+    levels: Annotated[int, Query(ge=1, le=8, description="hardware queues")] = 8,
+) -> dict[str, Any]:
+    """Priorities (from 7 down, at most `levels` of them) meeting every target, or why none."""
+    link = parse_link_input(body, require_capacity=True)
+    assert link.capacity_bps is not None
+    chosen = _model(model, settings)
+    plan = plan_priorities(link.slices, link.capacity_bps, levels, chosen)
+    return {"model": str(chosen), **plan.to_dict()}
+
+
+@router.post("/curves")
+def analyze_curves(
+    _: ViewerUser,
+    settings: SettingsDep,
+    body: LinkDocument,
+    model: ModelQuery = None,
+    start_bps: Annotated[float | None, Query(gt=0, description="default: total rate")] = None,
+    stop_bps: Annotated[float | None, Query(gt=0, description="default: 4 × start")] = None,
+    points: Annotated[int, Query(ge=1, le=10_000)] = 50,
+) -> dict[str, Any]:
+    """Every slice's worst-case delay at `points` capacities from `start_bps` to `stop_bps`."""
+    link = parse_link_input(body, require_capacity=False, require_slices=True)
+    chosen = _model(model, settings)
+    start = start_bps or sum(spec.rate_bps for spec in link.slices)
+    grid = capacity_grid(start, stop_bps or 4 * start, points)
+    return {"model": str(chosen), **delay_curves(link.slices, grid, chosen).to_dict()}

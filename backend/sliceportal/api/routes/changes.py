@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import datetime as dt
+
+from fastapi import APIRouter
+
+from sliceportal.api.deps import OperatorUser, PageDep, SessionDep, paginate, select_where
+from sliceportal.api.schemas.changes import ChangePublic, ChangesPublic
+from sliceportal.db.choices import ChangeAction, EntityType
+from sliceportal.db.models import ChangeLogEntry
+
+router = APIRouter(prefix="/changes", tags=["changes"])
+
+
+@router.get("")
+def read_changes(
+    session: SessionDep,
+    _: OperatorUser,
+    page: PageDep,
+    entity_type: EntityType | None = None,
+    entity_id: int | None = None,
+    user_id: int | None = None,
+    request_id: str | None = None,
+    action: ChangeAction | None = None,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+) -> ChangesPublic:
+    """The change log, newest first (operators and admins: it shows who changed what)."""
+    query = (
+        select_where(
+            ChangeLogEntry,
+            entity_type=entity_type,
+            entity_id=entity_id,
+            user_id=user_id,
+            request_id=request_id,
+            action=action,
+        )
+        .order_by(None)
+        .order_by(ChangeLogEntry.id.desc())
+    )
+    if since is not None:
+        query = query.where(ChangeLogEntry.occurred_at >= since)
+    if until is not None:
+        query = query.where(ChangeLogEntry.occurred_at < until)
+    rows, count = paginate(session, query, page)
+    return ChangesPublic(data=[ChangePublic.model_validate(row) for row in rows], count=count)

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, status
+
+from sliceportal.api.deps import (
+    ChangeContextDep,
+    OperatorUser,
+    PageDep,
+    SessionDep,
+    SettingsDep,
+    ViewerUser,
+    paginate,
+    select_where,
+)
+from sliceportal.api.schemas.links import LinkCreate, LinkPublic, LinksPublic, LinkUpdate
+from sliceportal.db.models import Link
+from sliceportal.domain import Model, analyze
+from sliceportal.services import admission, crud
+from sliceportal.services import links as service
+
+router = APIRouter(prefix="/links", tags=["links"])
+
+
+@router.get("")
+def read_links(
+    session: SessionDep,
+    _: ViewerUser,
+    page: PageDep,
+    switch_id: int | None = None,
+    model: Model | None = None,
+    q: str | None = None,
+) -> LinksPublic:
+    """Links; `q` matches part of the name."""
+    query = select_where(Link, switch_id=switch_id, model=model)
+    if q:
+        query = query.where(Link.name.icontains(q, autoescape=True))
+    rows, count = paginate(session, query, page)
+    return LinksPublic(data=[LinkPublic.model_validate(row) for row in rows], count=count)
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def create_link(
+    session: SessionDep,
+    _: OperatorUser,
+    context: ChangeContextDep,
+    settings: SettingsDep,
+    body: LinkCreate,
+) -> LinkPublic:
+    return LinkPublic.model_validate(service.create_link(session, context, body, settings))
+
+
+@router.get("/{link_id}")
+def read_link(session: SessionDep, _: ViewerUser, link_id: int) -> LinkPublic:
+    return LinkPublic.model_validate(crud.get(session, Link, link_id))
+
+
+@router.patch("/{link_id}")
+def update_link(
+    session: SessionDep,
+    _: OperatorUser,
+    context: ChangeContextDep,
+    link_id: int,
+    body: LinkUpdate,
+) -> LinkPublic:
+    """A change of capacity, model, queue count or MTU must keep every slice on the link
+    within its delay target: 409 admission-rejected otherwise."""
+    return LinkPublic.model_validate(service.update_link(session, context, link_id, body))
+
+
+@router.delete("/{link_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_link(
+    session: SessionDep, _: OperatorUser, context: ChangeContextDep, link_id: int
+) -> None:
+    """Delete a link no slice crosses (409 otherwise)."""
+    service.delete_link(session, context, link_id)
+
+
+@router.get("/{link_id}/analysis")
+def read_link_analysis(
+    session: SessionDep, _: ViewerUser, link_id: int, model: Model | None = None
+) -> dict[str, Any]:
+    """The worst-case delay of every slice stored on the link (the CLI's `analyze` document),
+    under the link's model or, to compare, under `model`."""
+    link = admission.LinkParams.of(crud.get(session, Link, link_id))
+    specs = admission.stored_loads(session, [link])[link.id].specs()
+    return analyze(specs, link.capacity_bps, model or link.model).to_dict()

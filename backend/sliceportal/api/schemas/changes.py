@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sliceportal.api.schemas.common import Page, PublicModel
+from sliceportal.db.choices import ChangeAction, EntityType
+
+
+class ChangePublic(PublicModel):
+    id: int
+    occurred_at: dt.datetime
+    user_id: int | None
+    request_id: str
+    action: ChangeAction
+    entity_type: EntityType
+    entity_id: int
+    entity_name: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+ChangesPublic = Page[ChangePublic]

@@ -1,0 +1,53 @@
+"""Shared pieces of the request/response schemas."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+Name = Annotated[
+    str,
+    Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.:/@+-]*$"),
+]
+Description = Annotated[str, Field(max_length=2000)]
+
+
+class InputModel(BaseModel):
+    """Bodies reject unknown fields (a typo is an error, not a silent default) and NaN/inf."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, str_strip_whitespace=True)
+
+
+class PatchModel(InputModel):
+    """An XUpdate: every field optional, applied with `model_dump(exclude_unset=True)`.
+
+    Omitting a field keeps it; sending `null` clears it, which only `nullable` fields allow.
+    """
+
+    nullable: ClassVar[frozenset[str]] = frozenset()
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _null_only_where_nullable(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None and info.field_name not in cls.nullable:
+            raise ValueError("may be omitted but not null")
+        return value
+
+
+class PublicModel(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+ItemT = TypeVar("ItemT", bound=BaseModel)
+
+
+class Page(BaseModel, Generic[ItemT]):
+    """One page of a list and the number of items matching the filters."""
+
+    data: list[ItemT]
+    count: int
+
+
+class Message(BaseModel):
+    message: str

@@ -1,0 +1,127 @@
+"""Slice bodies. Per-field limits live here; rules across fields (a match is required, the ECN
+threshold within the burst limit, …) are checked by `services.slices` on the merged state, so
+a create and a partial update obey the same rules.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from ipaddress import IPv4Network
+from typing import Annotated
+
+from pydantic import AfterValidator, ConfigDict, Field
+
+from sliceportal.api.schemas.common import (
+    Description,
+    InputModel,
+    Name,
+    Page,
+    PatchModel,
+    PublicModel,
+)
+from sliceportal.db.choices import QueueScheme, SliceState
+from sliceportal.db.models import MAX_DP_SID, MAX_PRIORITY
+
+
+def _sorted_unique(prefixes: list[IPv4Network]) -> list[IPv4Network]:
+    return sorted(set(prefixes))
+
+
+def _unique_ids(ids: list[int]) -> list[int]:
+    if len(set(ids)) != len(ids):
+        raise ValueError("lists a link twice")
+    return ids
+
+
+VlanId = Annotated[int, Field(ge=1, le=4094)]
+Prefixes = Annotated[
+    list[IPv4Network],
+    Field(max_length=64, description="IPv4 destination prefixes (no host bits), sorted"),
+    AfterValidator(_sorted_unique),
+]
+Seconds = Annotated[float, Field(gt=0, le=3600, description="seconds")]
+Rate = Annotated[float, Field(gt=0, description="bit/s")]
+Priority = Annotated[int, Field(ge=0, le=MAX_PRIORITY, description="7 is the highest")]
+PacketBytes = Annotated[int, Field(ge=64, le=65535)]
+LinkIds = Annotated[list[int], Field(min_length=1, max_length=64), AfterValidator(_unique_ids)]
+DpSid = Annotated[int, Field(ge=1, le=MAX_DP_SID)]
+
+
+class Sla(InputModel):
+    """SLA targets the alerts check; in an update, `sla` replaces the whole object."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    max_delay_s: Seconds | None = None
+    min_throughput_bps: Annotated[float, Field(ge=0)] | None = None
+    max_loss_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
+    max_mark_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
+
+
+class SliceCreate(InputModel):
+    name: Name
+    description: Description = ""
+    vlan_id: VlanId | None = None
+    ipv4_prefixes: Prefixes = []
+    rate_bps: Rate
+    burst_limit_s: Seconds | None = Field(default=None, description="or give burst_bytes")
+    burst_bytes: Annotated[float, Field(gt=0)] | None = None
+    delay_target_s: Seconds | None = Field(default=None, description="default: burst_limit_s")
+    priority: Priority
+    scheme: QueueScheme = QueueScheme.TAIL_DROP
+    marking_threshold_s: Seconds | None = Field(default=None, description="for ecn_step")
+    max_packet_bytes: PacketBytes | None = None
+    sla: Sla = Field(default_factory=Sla)
+    link_ids: LinkIds
+    dp_sid: DpSid | None = Field(
+        default=None, description="default: the lowest free DP_SID on each switch crossed"
+    )
+
+
+class SliceUpdate(PatchModel):
+    nullable = frozenset({"vlan_id", "marking_threshold_s", "max_packet_bytes"})
+
+    name: Name | None = None
+    description: Description | None = None
+    vlan_id: VlanId | None = None
+    ipv4_prefixes: Prefixes | None = None
+    rate_bps: Rate | None = None
+    burst_limit_s: Seconds | None = None
+    burst_bytes: Annotated[float, Field(gt=0)] | None = None
+    delay_target_s: Seconds | None = None
+    priority: Priority | None = None
+    scheme: QueueScheme | None = None
+    marking_threshold_s: Seconds | None = None
+    max_packet_bytes: PacketBytes | None = None
+    sla: Sla | None = None
+    link_ids: LinkIds | None = None
+
+
+class DpSidPublic(PublicModel):
+    switch_id: int
+    dp_sid: int
+
+
+class SlicePublic(PublicModel):
+    id: int
+    name: str
+    description: str
+    vlan_id: int | None
+    ipv4_prefixes: list[IPv4Network]
+    rate_bps: float
+    burst_limit_s: float
+    burst_bytes: float
+    delay_target_s: float
+    priority: int
+    scheme: QueueScheme
+    marking_threshold_s: float | None
+    max_packet_bytes: int | None
+    sla: Sla
+    link_ids: list[int]
+    dp_sids: list[DpSidPublic] = Field(validation_alias="switch_rows")
+    state: SliceState
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+SlicesPublic = Page[SlicePublic]

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, model_validator
+
+from sliceportal.api.schemas.common import (
+    Description,
+    InputModel,
+    Name,
+    Page,
+    PatchModel,
+    PublicModel,
+)
+from sliceportal.db.choices import SwitchKind, SwitchState
+
+_HOSTNAME = re.compile(r"^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)+$")
+
+
+def check_address(value: str) -> str:
+    """A P4Runtime gRPC address: `host:port`, `ipv4:port` or `[ipv6]:port`."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError("must be host:port with a port in 1..65535")
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise ValueError(f"{host} is not an IPv6 address") from None
+    elif not _HOSTNAME.match(host):
+        raise ValueError(f"{host!r} is not a host name or IPv4 address")
+    return value
+
+
+Address = Annotated[str, Field(max_length=255), AfterValidator(check_address)]
+DeviceId = Annotated[int, Field(ge=0, le=2**63 - 1)]
+ElectionId = Annotated[int, Field(ge=1, le=2**63 - 1)]
+Path = Annotated[str, Field(min_length=1, max_length=1024)]
+
+
+class SwitchCreate(InputModel):
+    name: Name
+    description: Description = ""
+    address: Address = Field(examples=["127.0.0.1:9559"])
+    device_id: DeviceId = 1
+    election_id: ElectionId = 1
+    kind: SwitchKind = SwitchKind.BMV2
+    tls_ca_path: Path | None = None
+    tls_cert_path: Path | None = None
+    tls_key_path: Path | None = None
+
+    @model_validator(mode="after")
+    def _cert_with_key(self) -> SwitchCreate:
+        if (self.tls_cert_path is None) != (self.tls_key_path is None):
+            raise ValueError("tls_cert_path and tls_key_path go together")
+        return self
+
+
+class SwitchUpdate(PatchModel):
+    nullable = frozenset({"tls_ca_path", "tls_cert_path", "tls_key_path"})
+
+    name: Name | None = None
+    description: Description | None = None
+    address: Address | None = None
+    device_id: DeviceId | None = None
+    election_id: ElectionId | None = None
+    kind: SwitchKind | None = None
+    tls_ca_path: Path | None = None
+    tls_cert_path: Path | None = None
+    tls_key_path: Path | None = None
+
+
+class SwitchPublic(PublicModel):
+    id: int
+    name: str
+    description: str
+    address: str
+    device_id: int
+    election_id: int
+    kind: SwitchKind
+    state: SwitchState
+    tls_ca_path: str | None
+    tls_cert_path: str | None
+    tls_key_path: str | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+SwitchesPublic = Page[SwitchPublic]

@@ -1,0 +1,93 @@
+"""Enumerations with labels for kinds, states, roles and schemes (netbox's ChoiceSets).
+
+Stored as VARCHAR + CHECK (see `base.choice_type`); the API shows the values, UIs the labels.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import ClassVar
+
+
+class Choice(StrEnum):
+    """A string enum whose members carry a human label (netbox's ChoiceSet).
+
+    Subclasses may set `__labels__ = {MEMBER: "Label"}`; a member without one is labelled from
+    its value ("tail_drop" -> "Tail drop").
+    """
+
+    __labels__: ClassVar[dict[str, str]] = {}
+
+    @property
+    def label(self) -> str:
+        value = str(self)
+        return self.__labels__.get(value) or value.replace("_", " ").capitalize()
+
+
+class Role(Choice):
+    """What a user may do; each role includes the ones before it."""
+
+    VIEWER = "viewer"
+    OPERATOR = "operator"
+    ADMIN = "admin"
+    __labels__ = {
+        VIEWER: "Viewer (read only)",
+        OPERATOR: "Operator (changes the network)",
+        ADMIN: "Administrator (manages users)",
+    }
+
+    @property
+    def rank(self) -> int:
+        return list(Role).index(self)
+
+
+class SwitchKind(Choice):
+    BMV2 = "bmv2"
+    EMULATOR = "emulator"
+    TOFINO = "tofino"
+    OTHER = "other"
+    __labels__ = {
+        BMV2: "BMv2 simple_switch_grpc",
+        EMULATOR: "sliceportal emulator",
+        TOFINO: "Intel Tofino",
+    }
+
+
+class SwitchState(Choice):
+    """Set by the control-plane workers; the API creates switches as `unknown`."""
+
+    UNKNOWN = "unknown"
+    REACHABLE = "reachable"
+    UNREACHABLE = "unreachable"
+    __labels__ = {UNKNOWN: "Not contacted yet"}
+
+
+class SliceState(Choice):
+    """pending -> deploying -> active, or failed; the API sets new and changed slices pending."""
+
+    PENDING = "pending"
+    DEPLOYING = "deploying"
+    ACTIVE = "active"
+    FAILED = "failed"
+    __labels__ = {PENDING: "Pending deployment"}
+
+
+class QueueScheme(Choice):
+    TAIL_DROP = "tail_drop"
+    ECN_STEP = "ecn_step"
+    __labels__ = {ECN_STEP: "ECN step marking"}
+
+
+class ChangeAction(Choice):
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+class EntityType(Choice):
+    SWITCH = "switch"
+    LINK = "link"
+    SLICE = "slice"
+    USER = "user"
+    API_TOKEN = "api_token"
+    __labels__ = {API_TOKEN: "API token"}

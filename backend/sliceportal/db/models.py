@@ -1,0 +1,325 @@
+"""The portal's tables: what the operator says the network should be, and who said it.
+
+Invariants that must always hold are database constraints, not just API checks: unique names,
+one DP_SID per switch (`slice_switches`), positive rates, a match on every slice, ECN threshold
+within the burst limit, and a change log that cannot be rewritten (trigger in the migration).
+
+A slice crosses links (`slice_links`); for every switch of those links it holds one DP_SID
+(`slice_switches`). `slice_links` references `slice_switches` by (slice, switch) and `links` by
+(link, switch), so a slice can never cross a link of a switch where it has no DP_SID.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+from typing import Any, ClassVar
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from sliceportal.db.base import Base, ChangeLogged, Timestamped, choice_type
+from sliceportal.db.choices import (
+    ChangeAction,
+    EntityType,
+    QueueScheme,
+    Role,
+    SliceState,
+    SwitchKind,
+    SwitchState,
+)
+from sliceportal.domain import Model
+
+MAX_DP_SID = 4095
+"""DP_SIDs are 12 bits in the data plane; 0 is the best-effort class."""
+MAX_PRIORITY = 7
+MAX_PORT = 511
+"""v1model's egress_spec is 9 bits."""
+MAX_QUEUES = 8
+
+
+class User(ChangeLogged, Timestamped, Base):
+    __tablename__ = "users"
+    __table_args__ = (
+        sa.CheckConstraint("username ~ '^[A-Za-z0-9_.@-]{1,64}$'", name="username_format"),
+    )
+    __snapshot_exclude__ = frozenset({"hashed_password", "created_at", "updated_at"})
+    entity_type: ClassVar[EntityType] = EntityType.USER
+
+    id: Mapped[int] = mapped_column(sa.Identity(), primary_key=True)
+    username: Mapped[str] = mapped_column(sa.String(64), unique=True)
+    email: Mapped[str | None] = mapped_column(sa.String(254), unique=True)
+    full_name: Mapped[str] = mapped_column(sa.String(255), server_default="")
+    hashed_password: Mapped[str] = mapped_column(sa.String(255))
+    role: Mapped[Role] = mapped_column(choice_type(Role, "role"), server_default=Role.VIEWER)
+    is_active: Mapped[bool] = mapped_column(server_default=sa.true())
+
+    @property
+    def display_name(self) -> str:
+        return self.username
+
+
+class ApiToken(ChangeLogged, Base):
+    """A long-lived bearer token; only its SHA-256 is stored, found by its public prefix."""
+
+    __tablename__ = "api_tokens"
+    __table_args__ = (
+        sa.UniqueConstraint("user_id", "name"),
+        sa.CheckConstraint("char_length(token_hash) = 64", name="token_hash_sha256"),
+    )
+    __snapshot_exclude__ = frozenset({"token_hash"})
+    entity_type: ClassVar[EntityType] = EntityType.API_TOKEN
+
+    id: Mapped[int] = mapped_column(sa.Identity(), primary_key=True)
+    user_id: Mapped[int] = mapped_column(sa.ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(sa.String(100))
+    prefix: Mapped[str] = mapped_column(sa.String(16), unique=True)
+    token_hash: Mapped[str] = mapped_column(sa.String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(
+        sa.DateTime(timezone=True), server_default=sa.func.now()
+    )
+    expires_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+
+    user: Mapped[User] = relationship(lazy="raise")
+
+
+class Switch(ChangeLogged, Timestamped, Base):
+    __tablename__ = "switches"
+    __table_args__ = (
+        sa.UniqueConstraint("address", "device_id"),
+        sa.CheckConstraint("device_id >= 0", name="device_id_non_negative"),
+        sa.CheckConstraint("election_id >= 1", name="election_id_positive"),
+        sa.CheckConstraint(
+            "(tls_cert_path IS NULL) = (tls_key_path IS NULL)", name="tls_cert_with_key"
+        ),
+    )
+    entity_type: ClassVar[EntityType] = EntityType.SWITCH
+
+    id: Mapped[int] = mapped_column(sa.Identity(), primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(64), unique=True)
+    description: Mapped[str] = mapped_column(sa.Text, server_default="")
+    address: Mapped[str] = mapped_column(sa.String(255))
+    device_id: Mapped[int] = mapped_column(sa.BigInteger, server_default="1")
+    election_id: Mapped[int] = mapped_column(sa.BigInteger, server_default="1")
+    kind: Mapped[SwitchKind] = mapped_column(
+        choice_type(SwitchKind, "switch_kind"), server_default=SwitchKind.BMV2
+    )
+    state: Mapped[SwitchState] = mapped_column(
+        choice_type(SwitchState, "switch_state"), server_default=SwitchState.UNKNOWN
+    )
+    tls_ca_path: Mapped[str | None] = mapped_column(sa.String(1024))
+    tls_cert_path: Mapped[str | None] = mapped_column(sa.String(1024))
+    tls_key_path: Mapped[str | None] = mapped_column(sa.String(1024))
+
+
+class Link(ChangeLogged, Timestamped, Base):
+    """An egress port of a switch: capacity, strict-priority queues and the delay model."""
+
+    __tablename__ = "links"
+    __table_args__ = (
+        sa.UniqueConstraint("switch_id", "name"),
+        sa.UniqueConstraint("switch_id", "port"),
+        sa.UniqueConstraint("id", "switch_id"),  # target of slice_links' composite key
+        sa.CheckConstraint(f"port BETWEEN 0 AND {MAX_PORT}", name="port_range"),
+        sa.CheckConstraint("capacity_bps > 0", name="capacity_positive"),
+        sa.CheckConstraint(f"queue_count BETWEEN 1 AND {MAX_QUEUES}", name="queue_count_range"),
+        sa.CheckConstraint("mtu_bytes BETWEEN 64 AND 65535", name="mtu_range"),
+    )
+    entity_type: ClassVar[EntityType] = EntityType.LINK
+
+    id: Mapped[int] = mapped_column(sa.Identity(), primary_key=True)
+    switch_id: Mapped[int] = mapped_column(sa.ForeignKey("switches.id", ondelete="RESTRICT"))
+    name: Mapped[str] = mapped_column(sa.String(64))
+    description: Mapped[str] = mapped_column(sa.Text, server_default="")
+    port: Mapped[int] = mapped_column()
+    capacity_bps: Mapped[float] = mapped_column(sa.Double)
+    queue_count: Mapped[int] = mapped_column(sa.SmallInteger, server_default=str(MAX_QUEUES))
+    model: Mapped[Model] = mapped_column(
+        choice_type(Model, "delay_model"), server_default=Model.HARKOUS
+    )
+    mtu_bytes: Mapped[int] = mapped_column(server_default="1500")
+
+
+class Slice(ChangeLogged, Timestamped, Base):
+    __tablename__ = "slices"
+    __table_args__ = (
+        sa.CheckConstraint("vlan_id BETWEEN 1 AND 4094", name="vlan_id_range"),
+        sa.CheckConstraint(
+            "vlan_id IS NOT NULL OR cardinality(ipv4_prefixes) > 0", name="has_match"
+        ),
+        sa.CheckConstraint("rate_bps > 0", name="rate_positive"),
+        sa.CheckConstraint("burst_limit_s > 0", name="burst_limit_positive"),
+        sa.CheckConstraint("delay_target_s > 0", name="delay_target_positive"),
+        sa.CheckConstraint(f"priority BETWEEN 0 AND {MAX_PRIORITY}", name="priority_range"),
+        sa.CheckConstraint(
+            "(scheme = 'ecn_step') = (marking_threshold_s IS NOT NULL)",
+            name="threshold_iff_ecn",
+        ),
+        sa.CheckConstraint(
+            "marking_threshold_s > 0 AND marking_threshold_s <= burst_limit_s",
+            name="threshold_within_burst_limit",
+        ),
+        sa.CheckConstraint("max_packet_bytes BETWEEN 64 AND 65535", name="max_packet_range"),
+    )
+    entity_type: ClassVar[EntityType] = EntityType.SLICE
+
+    id: Mapped[int] = mapped_column(sa.Identity(), primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(64), unique=True)
+    description: Mapped[str] = mapped_column(sa.Text, server_default="")
+    vlan_id: Mapped[int | None] = mapped_column()
+    ipv4_prefixes: Mapped[list[ipaddress.IPv4Network]] = mapped_column(
+        postgresql.ARRAY(postgresql.CIDR), server_default="{}"
+    )
+    rate_bps: Mapped[float] = mapped_column(sa.Double)
+    burst_limit_s: Mapped[float] = mapped_column(sa.Double)
+    delay_target_s: Mapped[float] = mapped_column(sa.Double)
+    priority: Mapped[int] = mapped_column(sa.SmallInteger)
+    scheme: Mapped[QueueScheme] = mapped_column(
+        choice_type(QueueScheme, "queue_scheme"), server_default=QueueScheme.TAIL_DROP
+    )
+    marking_threshold_s: Mapped[float | None] = mapped_column(sa.Double)
+    max_packet_bytes: Mapped[int | None] = mapped_column()
+    state: Mapped[SliceState] = mapped_column(
+        choice_type(SliceState, "slice_state"), server_default=SliceState.PENDING
+    )
+
+    sla: Mapped[SliceSla] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True, lazy="raise"
+    )
+    link_rows: Mapped[list[SliceLink]] = relationship(
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        lazy="raise",
+        order_by="SliceLink.link_id",
+    )
+    switch_rows: Mapped[list[SliceSwitch]] = relationship(
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        lazy="raise",
+        order_by="SliceSwitch.switch_id",
+    )
+
+    @property
+    def burst_bytes(self) -> float:
+        return self.rate_bps * self.burst_limit_s / 8
+
+    @property
+    def link_ids(self) -> list[int]:
+        return [row.link_id for row in self.link_rows]
+
+    def snapshot(self) -> dict[str, Any]:
+        """Columns plus the SLA, links and DP_SIDs, so one entry tells the whole change."""
+        return {
+            **super().snapshot(),
+            "sla": self.sla.snapshot(),
+            "link_ids": self.link_ids,
+            "dp_sids": {str(row.switch_id): row.dp_sid for row in self.switch_rows},
+        }
+
+
+class SliceSla(ChangeLogged, Base):
+    """The targets SLA alerts are evaluated against (any may be absent)."""
+
+    __tablename__ = "slice_slas"
+    __table_args__ = (
+        sa.CheckConstraint("max_delay_s > 0", name="max_delay_positive"),
+        sa.CheckConstraint("min_throughput_bps >= 0", name="min_throughput_non_negative"),
+        sa.CheckConstraint("max_loss_ratio BETWEEN 0 AND 1", name="max_loss_ratio_range"),
+        sa.CheckConstraint("max_mark_ratio BETWEEN 0 AND 1", name="max_mark_ratio_range"),
+    )
+    __snapshot_exclude__ = frozenset({"slice_id"})
+
+    slice_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("slices.id", ondelete="CASCADE"), primary_key=True
+    )
+    max_delay_s: Mapped[float | None] = mapped_column(sa.Double)
+    min_throughput_bps: Mapped[float | None] = mapped_column(sa.Double)
+    max_loss_ratio: Mapped[float | None] = mapped_column(sa.Double)
+    max_mark_ratio: Mapped[float | None] = mapped_column(sa.Double)
+
+
+class SliceSwitch(Base):
+    """The DP_SID a slice holds on one switch it crosses; unique per switch."""
+
+    __tablename__ = "slice_switches"
+    __table_args__ = (
+        sa.UniqueConstraint("switch_id", "dp_sid"),
+        sa.CheckConstraint(f"dp_sid BETWEEN 1 AND {MAX_DP_SID}", name="dp_sid_range"),
+    )
+
+    slice_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("slices.id", ondelete="CASCADE"), primary_key=True
+    )
+    switch_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("switches.id", ondelete="RESTRICT"), primary_key=True
+    )
+    dp_sid: Mapped[int] = mapped_column(sa.SmallInteger)
+
+
+class SliceLink(Base):
+    """A link a slice crosses; its (slice, switch) must hold a DP_SID in `slice_switches`."""
+
+    __tablename__ = "slice_links"
+    __table_args__ = (
+        sa.ForeignKeyConstraint(
+            ["slice_id", "switch_id"],
+            ["slice_switches.slice_id", "slice_switches.switch_id"],
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["link_id", "switch_id"], ["links.id", "links.switch_id"], ondelete="RESTRICT"
+        ),
+    )
+
+    slice_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("slices.id", ondelete="CASCADE"), primary_key=True
+    )
+    link_id: Mapped[int] = mapped_column(primary_key=True, index=True)
+    switch_id: Mapped[int] = mapped_column()
+
+
+class ChangeLogEntry(Base):
+    """One create/update/delete, written in the transaction of the change; never rewritten."""
+
+    __tablename__ = "change_log"
+    __table_args__ = (
+        sa.CheckConstraint("before IS NOT NULL OR after IS NOT NULL", name="has_snapshot"),
+        sa.Index(None, "entity_type", "entity_id"),
+    )
+
+    id: Mapped[int] = mapped_column(sa.BigInteger, sa.Identity(), primary_key=True)
+    occurred_at: Mapped[dt.datetime] = mapped_column(
+        sa.DateTime(timezone=True), server_default=sa.func.now(), index=True
+    )
+    user_id: Mapped[int | None] = mapped_column(
+        sa.ForeignKey("users.id", ondelete="RESTRICT"), index=True
+    )
+    request_id: Mapped[str] = mapped_column(sa.String(128), index=True)
+    action: Mapped[ChangeAction] = mapped_column(choice_type(ChangeAction, "change_action"))
+    entity_type: Mapped[EntityType] = mapped_column(choice_type(EntityType, "entity_type"))
+    entity_id: Mapped[int] = mapped_column(sa.BigInteger)
+    entity_name: Mapped[str] = mapped_column(sa.String(255), server_default="")
+    before: Mapped[dict[str, Any] | None] = mapped_column(postgresql.JSONB)
+    after: Mapped[dict[str, Any] | None] = mapped_column(postgresql.JSONB)
+
+
+CONSTRAINT_FIELDS: dict[str, str] = {
+    "uq_users_username": "username",
+    "uq_users_email": "email",
+    "uq_api_tokens_user_id_name": "name",
+    "uq_switches_name": "name",
+    "uq_switches_address_device_id": "device_id",
+    "ck_switches_tls_cert_with_key": "tls_key_path",
+    "uq_links_switch_id_name": "name",
+    "uq_links_switch_id_port": "port",
+    "uq_slices_name": "name",
+    "uq_slice_switches_switch_id_dp_sid": "dp_sid",
+    "ck_slices_threshold_within_burst_limit": "marking_threshold_s",
+    "ck_slices_threshold_iff_ecn": "marking_threshold_s",
+    "fk_links_switch_id_switches": "switch_id",
+    "fk_slice_links_link_id_switch_id_links": "link_ids",
+}
+"""Which request field a violated constraint is about, for 409/422 problem details."""

@@ -1,0 +1,34 @@
+"""What a service can refuse, independent of how the caller reports it (HTTP, CLI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ServiceError(Exception):
+    """Base of the refusals below; `field` names the offending input field, if one is."""
+
+    def __init__(self, detail: str, *, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+
+
+class NotFoundError(ServiceError):
+    """The addressed object does not exist."""
+
+
+class InvalidFieldError(ServiceError):
+    """Input that is well-formed but not acceptable (unknown link id, threshold above burst)."""
+
+
+class ConflictError(ServiceError):
+    """The change collides with stored state (a name or DP_SID taken, an object still in use)."""
+
+
+class AdmissionRejectedError(ServiceError):
+    """The slices would not keep their delay bounds; `links` tells why and what would fix it."""
+
+    def __init__(self, detail: str, links: list[dict[str, Any]]) -> None:
+        super().__init__(detail)
+        self.links = links

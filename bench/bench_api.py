@@ -1,0 +1,198 @@
+"""Benchmark `POST /api/v1/slices` under concurrent clients against the real PostgreSQL.
+
+Starts the API in a uvicorn subprocess on a free port against a fresh database (created and
+dropped here), creates an admin, an API token, a switch and a 100 Gbit/s link, then lets
+`--clients` concurrent workers POST admissible slices until `--requests` have been sent, and
+prints latency percentiles and throughput. Every request takes the same switch and link locks,
+so this measures the serialised admission path, the worst case for one link.
+
+    python bench/bench_api.py [--requests 2000] [--clients 50] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+from sliceportal.core import embedded
+from sliceportal.core.config import Settings
+from sliceportal.db.migrate import upgrade
+from sliceportal.db.session import create_db_engine, create_sessionmaker
+from sliceportal.services.users import create_admin
+
+SERVER = os.environ.get("BENCH_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+REDIS = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/14")
+REPO = Path(__file__).resolve().parent.parent
+PASSWORD = "benchmark password"
+
+
+def start_api(database_url: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    port = embedded.free_tcp_port()
+    per_worker = max(
+        5, 60 // workers
+    )  # connections: enough for the clients, within max_connections
+    env = os.environ | {
+        "DATABASE_URL": database_url,
+        "REDIS_URL": REDIS,
+        "SLICEPORTAL_DB_POOL_SIZE": str(per_worker // 2),
+        "SLICEPORTAL_DB_MAX_OVERFLOW": str(per_worker - per_worker // 2),
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "sliceportal.api.main:create_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        env=env,
+    )
+    deadline = time.monotonic() + 30
+    while not embedded.tcp_port_answers("127.0.0.1", port):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError("the API did not start")
+        time.sleep(0.1)
+    return process, f"http://127.0.0.1:{port}"
+
+
+def set_up(base: str, username: str, links: int) -> tuple[dict[str, str], list[int]]:
+    """Log in, make an API token and `links` switches with a big link each (one by default:
+    every request then contends for the same locks); return token headers and link ids."""
+    with httpx.Client(base_url=base, timeout=30) as http:
+        login = http.post(
+            "/api/v1/login/access-token", data={"username": username, "password": PASSWORD}
+        )
+        login.raise_for_status()
+        jwt_headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
+        token = http.post("/api/v1/tokens", json={"name": "bench"}, headers=jwt_headers)
+        headers = {"Authorization": f"Bearer {token.json()['token']}"}
+        link_ids = []
+        for number in range(links):
+            switch = http.post(
+                "/api/v1/switches",
+                headers=headers,
+                json={"name": f"bench-{number}", "address": f"10.0.0.{number}:9559"},
+            )
+            link = http.post(
+                "/api/v1/links",
+                headers=headers,
+                json={
+                    "switch_id": switch.json()["id"],
+                    "name": "bench-link",
+                    "port": 1,
+                    "capacity_bps": 100e9,
+                },
+            )
+            link.raise_for_status()
+            link_ids.append(link.json()["id"])
+        return headers, link_ids
+
+
+def slice_body(number: int, link_id: int) -> dict[str, object]:
+    """1 Mbit/s, 10 ms bursts, priorities 0-7 in turn: thousands of them stay admissible."""
+    return {
+        "name": f"bench-{number}",
+        "ipv4_prefixes": [f"10.{number // 256 % 256}.{number % 256}.0/24"],
+        "rate_bps": 1e6,
+        "burst_limit_s": 0.01,
+        "priority": number % 8,
+        "link_ids": [link_id],
+    }
+
+
+async def run(
+    base: str, headers: dict[str, str], link_ids: list[int], requests: int, clients: int, first: int
+) -> tuple[list[float], list[int], float]:
+    numbers = itertools.count(first)
+    sent = itertools.count()
+    latencies: list[float] = []
+    statuses: list[int] = []
+
+    async def worker() -> None:
+        async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as http:
+            while next(sent) < requests:
+                number = next(numbers)
+                body = slice_body(number, link_ids[number % len(link_ids)])
+                start = time.perf_counter()
+                response = await http.post("/api/v1/slices", json=body)
+                latencies.append(time.perf_counter() - start)
+                statuses.append(response.status_code)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(clients)))
+    return latencies, statuses, time.perf_counter() - start
+
+
+def percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 10) - 1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--workers", type=int, default=2, help="uvicorn worker processes")
+    parser.add_argument("--warmup", type=int, default=100)
+    parser.add_argument("--links", type=int, default=1, help="spread the slices over N links")
+    args = parser.parse_args()
+
+    name = f"sliceportal_bench_{uuid.uuid4().hex[:8]}"
+    database_url = embedded.create_database(SERVER, name)
+    process = None
+    try:
+        upgrade(database_url)
+        engine = create_db_engine(Settings(DATABASE_URL=database_url, REDIS_URL=REDIS))
+        with create_sessionmaker(engine)() as session:
+            create_admin(session, "bench-admin", PASSWORD)
+        engine.dispose()
+        process, base = start_api(database_url, args.workers)
+        headers, link_ids = set_up(base, "bench-admin", args.links)
+        asyncio.run(run(base, headers, link_ids, args.warmup, args.clients, 0))
+        latencies, statuses, elapsed = asyncio.run(
+            run(base, headers, link_ids, args.requests, args.clients, args.warmup)
+        )
+        errors = sum(1 for status in statuses if status != 201)
+        print(
+            f"POST /api/v1/slices: {len(latencies)} requests, {args.clients} concurrent "
+            f"clients, {args.workers} uvicorn workers, {os.cpu_count()} CPUs"
+        )
+        print(
+            f"slices at the end: {args.warmup + len(latencies) - errors} "
+            f"on {args.links} link(s) of {args.links} switch(es)"
+        )
+        print(f"errors: {errors}")
+        print(f"p50 latency: {percentile(latencies, 50) * 1e3:.1f} ms")
+        print(f"p95 latency: {percentile(latencies, 95) * 1e3:.1f} ms")
+        print(f"p99 latency: {percentile(latencies, 99) * 1e3:.1f} ms")
+        print(f"throughput: {len(latencies) / elapsed:.0f} requests/s")
+        return 1 if errors else 0
+    finally:
+        if process is not None:
+            process.terminate()
+            process.wait(10)
+        embedded.drop_database(SERVER, name)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

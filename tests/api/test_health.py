@@ -1,0 +1,107 @@
+"""Health, and the outage answers: a database or Redis that is down gives 503 problem+json."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from sliceportal.api.main import create_app
+from sliceportal.core.config import Settings
+from sliceportal.core.embedded import free_tcp_port
+from sliceportal.db.models import Link
+from utils.factories import create_link, slice_body
+from utils.server import running_server
+
+Headers = dict[str, str]
+
+
+def assert_unavailable(response: httpx.Response, kind: str) -> None:
+    assert response.status_code == 503, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.headers["retry-after"]
+    assert response.json()["type"].endswith(f"/{kind}")
+    assert "Traceback" not in response.text
+
+
+def test_health(client: TestClient) -> None:
+    assert client.get("/api/v1/health").json() == {"message": "alive"}
+    assert client.get("/api/v1/health/ready").json() == {"database": "ok", "redis": "ok"}
+
+
+@pytest.fixture(scope="module")
+def database_down(settings: Settings) -> Any:
+    down = settings.model_copy(
+        update={"database_url": f"postgresql+psycopg://postgres@127.0.0.1:{free_tcp_port()}/x"}
+    )
+    with TestClient(create_app(down)) as client:
+        yield client
+
+
+def test_database_down_gives_503(database_down: TestClient, viewer_headers: Headers) -> None:
+    assert database_down.get("/api/v1/health").status_code == 200
+    assert_unavailable(database_down.get("/api/v1/health/ready"), "database-unavailable")
+    assert_unavailable(
+        database_down.get("/api/v1/switches", headers=viewer_headers), "database-unavailable"
+    )
+    login = database_down.post(
+        "/api/v1/login/access-token", data={"username": "someone", "password": "whatever"}
+    )
+    assert_unavailable(login, "database-unavailable")
+
+
+def test_redis_down_gives_503(settings: Settings) -> None:
+    down = settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{free_tcp_port()}/0"})
+    with TestClient(create_app(down)) as client:
+        assert_unavailable(client.get("/api/v1/health/ready"), "redis-unavailable")
+        login = client.post(
+            "/api/v1/login/access-token", data={"username": "someone", "password": "whatever"}
+        )
+        assert_unavailable(login, "redis-unavailable")
+
+
+def test_connection_killed_mid_request_gives_503(
+    settings: Settings,
+    db: sessionmaker[Session],
+    client: TestClient,
+    operator_headers: Headers,
+) -> None:
+    """Hold the link lock, let a creation wait for it, kill that request's connection."""
+    link = create_link(client, operator_headers)
+    answers: list[httpx.Response] = []
+    with running_server(create_app(settings)) as base, db() as holder, db() as killer:
+        holder.execute(select(Link).where(Link.id == link["id"]).with_for_update())
+
+        def post() -> None:
+            answers.append(
+                httpx.post(
+                    f"{base}/api/v1/slices",
+                    json=slice_body([link["id"]]),
+                    headers=operator_headers,
+                    timeout=30,
+                )
+            )
+
+        thread = threading.Thread(target=post)
+        thread.start()
+        waiting = text(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+        )
+        deadline = time.monotonic() + 10
+        while not (pids := killer.scalars(waiting).all()):
+            assert time.monotonic() < deadline, "the request never waited for the lock"
+            killer.rollback()  # pg_stat_activity is a snapshot per transaction
+            time.sleep(0.02)
+        killer.execute(select(func.pg_terminate_backend(pids[0])))
+        thread.join(30)
+        holder.rollback()
+        assert_unavailable(answers[0], "database-unavailable")
+        after = httpx.get(f"{base}/api/v1/links/{link['id']}", headers=operator_headers)
+        assert after.status_code == 200

@@ -1,0 +1,266 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from utils.factories import MBIT, create, create_link, link_body, slice_body, switch_body, unique
+
+URL = "/api/v1/slices"
+Headers = dict[str, str]
+
+
+@pytest.fixture
+def link(client: TestClient, operator_headers: Headers) -> dict[str, Any]:
+    return create_link(client, operator_headers)
+
+
+def test_create_slice(client: TestClient, operator_headers: Headers, link: dict[str, Any]) -> None:
+    body = slice_body(
+        [link["id"]],
+        vlan_id=100,
+        ipv4_prefixes=["10.2.0.0/16", "10.1.0.0/16", "10.1.0.0/16", "192.0.2.7"],
+        scheme="ecn_step",
+        marking_threshold_s=0.005,
+        sla={"max_delay_s": 0.01, "max_loss_ratio": 0.001},
+    )
+    response = client.post(URL, json=body, headers=operator_headers)
+    assert response.status_code == 201, response.text
+    created = response.json()
+    assert created["state"] == "pending"
+    assert created["ipv4_prefixes"] == ["10.1.0.0/16", "10.2.0.0/16", "192.0.2.7/32"]
+    assert created["delay_target_s"] == 0.01
+    assert created["burst_bytes"] == pytest.approx(10 * MBIT * 0.01 / 8)
+    assert created["link_ids"] == [link["id"]]
+    assert created["dp_sids"] == [{"switch_id": link["switch_id"], "dp_sid": 1}]
+    assert created["sla"] == {
+        "max_delay_s": 0.01,
+        "min_throughput_bps": None,
+        "max_loss_ratio": 0.001,
+        "max_mark_ratio": None,
+    }
+
+
+def test_create_slice_burst_bytes(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    body = slice_body([link["id"]], burst_bytes=25_000, delay_target_s=0.05)
+    del body["burst_limit_s"]
+    created = create(client, "slices", operator_headers, body)
+    assert created["burst_limit_s"] == pytest.approx(25_000 * 8 / (10 * MBIT))
+    assert created["delay_target_s"] == 0.05
+
+
+def test_create_slice_dp_sids_lowest_free(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    ids = [
+        create(client, "slices", operator_headers, slice_body([link["id"]]))["id"] for _ in range(3)
+    ]
+    client.delete(f"{URL}/{ids[1]}", headers=operator_headers)
+    again = create(client, "slices", operator_headers, slice_body([link["id"]]))
+    assert again["dp_sids"][0]["dp_sid"] == 2
+    fourth = create(client, "slices", operator_headers, slice_body([link["id"]]))
+    assert fourth["dp_sids"][0]["dp_sid"] == 4
+
+
+def test_create_slice_dp_sid_taken(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    create(client, "slices", operator_headers, slice_body([link["id"]], dp_sid=42))
+    response = client.post(URL, json=slice_body([link["id"]], dp_sid=42), headers=operator_headers)
+    assert response.status_code == 409
+    assert response.json()["field"] == "body.dp_sid"
+
+
+def test_create_slice_across_switches(client: TestClient, operator_headers: Headers) -> None:
+    first, second = create_link(client, operator_headers), create_link(client, operator_headers)
+    switch = first["switch_id"]
+    same_switch = create(client, "links", operator_headers, link_body(switch, port=511))
+    created = create(
+        client,
+        "slices",
+        operator_headers,
+        slice_body([first["id"], second["id"], same_switch["id"]]),
+    )
+    assert sorted(created["link_ids"]) == sorted([first["id"], second["id"], same_switch["id"]])
+    assert {d["switch_id"] for d in created["dp_sids"]} == {switch, second["switch_id"]}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"rate_bps": -1}, "body.rate_bps"),
+        ({"priority": 9}, "body.priority"),
+        ({"ipv4_prefixes": ["10.0.0.0/33"]}, "body.ipv4_prefixes.0"),
+        ({"ipv4_prefixes": ["10.0.0.1/24"]}, "body.ipv4_prefixes.0"),
+        ({"vlan_id": 5000}, "body.vlan_id"),
+        ({"scheme": "ecn_step"}, "body.marking_threshold_s"),
+        ({"scheme": "ecn_step", "marking_threshold_s": 0.5}, "body.marking_threshold_s"),
+        ({"marking_threshold_s": 0.001}, "body.marking_threshold_s"),
+        ({"link_ids": [999999999]}, "body.link_ids"),
+        ({"link_ids": []}, "body.link_ids"),
+        ({"ipv4_prefixes": []}, "body.vlan_id"),
+        ({"burst_limit_s": None}, "body.burst_limit_s"),
+        ({"burst_bytes": 1000}, "body.burst_bytes"),
+        ({"rate_bps": "fast"}, "body.rate_bps"),
+        ({"color": "blue"}, "body.color"),
+        ({"name": ""}, "body.name"),
+    ],
+)
+def test_create_slice_invalid(
+    client: TestClient,
+    operator_headers: Headers,
+    link: dict[str, Any],
+    overrides: dict[str, Any],
+    field: str,
+) -> None:
+    response = client.post(
+        URL, json=slice_body([link["id"]], **overrides), headers=operator_headers
+    )
+    assert response.status_code == 422, response.text
+    problem = response.json()
+    assert response.headers["content-type"] == "application/problem+json"
+    assert problem["status"] == 422
+    assert problem["field"] == field
+    assert problem["errors"][0]["field"] == field
+    assert "Traceback" not in response.text
+
+
+def test_create_slice_not_json(client: TestClient, operator_headers: Headers) -> None:
+    response = client.post(
+        URL, content=b"{nope", headers=operator_headers | {"Content-Type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert response.json()["field"].startswith("body")
+
+
+def test_read_slice_not_found(client: TestClient, viewer_headers: Headers) -> None:
+    response = client.get(f"{URL}/999999999", headers=viewer_headers)
+    assert response.status_code == 404
+    assert response.json()["title"] == "Not found"
+
+
+def test_read_slices_filters(client: TestClient, operator_headers: Headers) -> None:
+    link, other = create_link(client, operator_headers), create_link(client, operator_headers)
+    tag = unique("flt")
+    a = create(
+        client,
+        "slices",
+        operator_headers,
+        slice_body([link["id"]], name=f"{tag}-a", priority=5, vlan_id=7),
+    )
+    b = create(
+        client,
+        "slices",
+        operator_headers,
+        slice_body([other["id"]], name=f"{tag}-b", ipv4_prefixes=["10.9.0.0/16"]),
+    )
+
+    def names(**params: Any) -> list[str]:
+        response = client.get(URL, params={"q": tag, **params}, headers=operator_headers)
+        assert response.status_code == 200, response.text
+        return [s["name"] for s in response.json()["data"]]
+
+    assert names() == [a["name"], b["name"]]
+    assert names(link_id=link["id"]) == [a["name"]]
+    assert names(switch_id=other["switch_id"]) == [b["name"]]
+    assert names(priority=5) == [a["name"]]
+    assert names(vlan_id=7) == [a["name"]]
+    assert names(prefix="10.9.0.0/16") == [b["name"]]
+    assert names(state="active") == []
+    assert names(limit=1, skip=1) == [b["name"]]
+
+
+def test_update_slice(client: TestClient, operator_headers: Headers, link: dict[str, Any]) -> None:
+    created = create(client, "slices", operator_headers, slice_body([link["id"]], vlan_id=10))
+    response = client.patch(
+        f"{URL}/{created['id']}",
+        json={"rate_bps": 20 * MBIT, "vlan_id": None, "sla": {"min_throughput_bps": 1e6}},
+        headers=operator_headers,
+    )
+    assert response.status_code == 200, response.text
+    updated = response.json()
+    assert updated["rate_bps"] == 20 * MBIT
+    assert updated["vlan_id"] is None
+    assert updated["sla"]["min_throughput_bps"] == 1e6
+    assert updated["burst_limit_s"] == created["burst_limit_s"]
+    assert updated["dp_sids"] == created["dp_sids"]
+
+
+def test_update_slice_to_tail_drop_clears_threshold(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    created = create(
+        client,
+        "slices",
+        operator_headers,
+        slice_body([link["id"]], scheme="ecn_step", marking_threshold_s=0.002),
+    )
+    response = client.patch(
+        f"{URL}/{created['id']}", json={"scheme": "tail_drop"}, headers=operator_headers
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["marking_threshold_s"] is None
+
+
+def test_update_slice_needs_a_match(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    created = create(client, "slices", operator_headers, slice_body([link["id"]]))
+    response = client.patch(
+        f"{URL}/{created['id']}", json={"ipv4_prefixes": []}, headers=operator_headers
+    )
+    assert response.status_code == 422
+    assert response.json()["field"] == "body.vlan_id"
+
+
+def test_update_slice_links(client: TestClient, operator_headers: Headers) -> None:
+    first, second = create_link(client, operator_headers), create_link(client, operator_headers)
+    created = create(client, "slices", operator_headers, slice_body([first["id"]]))
+    response = client.patch(
+        f"{URL}/{created['id']}", json={"link_ids": [second["id"]]}, headers=operator_headers
+    )
+    assert response.status_code == 200, response.text
+    updated = response.json()
+    assert updated["link_ids"] == [second["id"]]
+    assert [d["switch_id"] for d in updated["dp_sids"]] == [second["switch_id"]]
+    empty = client.get(f"/api/v1/links/{first['id']}/analysis", headers=operator_headers)
+    assert empty.json()["slices"] == []
+
+
+def test_update_slice_not_found(client: TestClient, operator_headers: Headers) -> None:
+    response = client.patch(f"{URL}/999999999", json={"rate_bps": 1}, headers=operator_headers)
+    assert response.status_code == 404
+
+
+def test_delete_slice(client: TestClient, operator_headers: Headers, link: dict[str, Any]) -> None:
+    created = create(client, "slices", operator_headers, slice_body([link["id"]]))
+    assert client.delete(f"{URL}/{created['id']}", headers=operator_headers).status_code == 204
+    assert client.get(f"{URL}/{created['id']}", headers=operator_headers).status_code == 404
+    assert client.delete(f"{URL}/{created['id']}", headers=operator_headers).status_code == 404
+
+
+def test_delete_link_with_slices(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    create(client, "slices", operator_headers, slice_body([link["id"]]))
+    response = client.delete(f"/api/v1/links/{link['id']}", headers=operator_headers)
+    assert response.status_code == 409
+
+
+def test_create_slice_duplicate_name(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    created = create(client, "slices", operator_headers, slice_body([link["id"]]))
+    response = client.post(
+        URL, json=slice_body([link["id"]], name=created["name"]), headers=operator_headers
+    )
+    assert response.status_code == 409
+    assert response.json()["field"] == "body.name"
+
+
+def test_switch_body_is_valid(client: TestClient, operator_headers: Headers) -> None:
+    """Guards the factories: a default body is accepted as is."""
+    create(client, "switches", operator_headers, switch_body())

@@ -1,0 +1,1 @@
+from utils.fixtures import db, migrated_url, settings  # noqa: F401 - fixtures

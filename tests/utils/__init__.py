@@ -1,0 +1,1 @@
+"""Helpers and factories for the API and database tests."""

@@ -1,0 +1,77 @@
+"""Session fixtures shared by tests/api and tests/db (imported by their conftest files)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
+
+from sliceportal.api.main import create_app
+from sliceportal.core.config import Environment, Settings
+from sliceportal.db.choices import Role
+from sliceportal.db.migrate import upgrade
+from sliceportal.db.session import create_db_engine, create_sessionmaker
+from utils import factories
+
+LOGIN_LIMIT = 5
+
+
+@pytest.fixture(scope="session")
+def migrated_url(database_url: str) -> str:
+    upgrade(database_url)
+    return database_url
+
+
+@pytest.fixture(scope="session")
+def settings(migrated_url: str, redis_url: str) -> Settings:
+    return Settings(
+        DATABASE_URL=migrated_url,
+        REDIS_URL=redis_url,
+        environment=Environment.TEST,
+        secret_key="test-secret-key-of-a-decent-length",
+        login_attempts_per_minute=LOGIN_LIMIT,
+        db_pool_size=10,
+        db_max_overflow=40,
+    )
+
+
+@pytest.fixture(scope="session")
+def db(settings: Settings) -> Iterator[sessionmaker[Session]]:
+    """Sessions on the test database, for arranging and checking rows directly."""
+    engine = create_db_engine(settings)
+    yield create_sessionmaker(engine)
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def app(settings: Settings) -> FastAPI:
+    return create_app(settings)
+
+
+@pytest.fixture(scope="session")
+def client(app: FastAPI) -> Iterator[TestClient]:
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def _headers(db: sessionmaker[Session], settings: Settings, role: Role) -> dict[str, str]:
+    with db() as session:
+        return factories.auth_headers(factories.create_user(session, role), settings)
+
+
+@pytest.fixture(scope="session")
+def admin_headers(db: sessionmaker[Session], settings: Settings) -> dict[str, str]:
+    return _headers(db, settings, Role.ADMIN)
+
+
+@pytest.fixture(scope="session")
+def operator_headers(db: sessionmaker[Session], settings: Settings) -> dict[str, str]:
+    return _headers(db, settings, Role.OPERATOR)
+
+
+@pytest.fixture(scope="session")
+def viewer_headers(db: sessionmaker[Session], settings: Settings) -> dict[str, str]:
+    return _headers(db, settings, Role.VIEWER)
