@@ -1,0 +1,580 @@
+"""Slices to the P4Runtime entries of ``p4/sliceportal.p4``, and its counters back to rates.
+
+Pure: no I/O and no protobuf. Entries are plain frozen dataclasses keyed by P4Info names, so the
+control plane converts them to protobuf in one adapter and reconciles a switch by diffing the
+desired entries against the ones it reads back.
+
+Units (``docs/dataplane.md`` explains the choice):
+
+- Virtual-queue time is counted in *vq units* of 2^-16 ns. A rate is the time one byte takes,
+  ``byte_time = ceil(8e9 * 2^16 / rate_bps)`` vq units per byte. Rounding up makes the enforced
+  rate never above the declared one, and low by less than ``1 / byte_time``: under 0.08% up to
+  ``RATE_MAX_BPS`` (400 Gbit/s).
+- The burst limit (C_DELAY) and marking threshold (M_DELAY) are ``floor(seconds * 1e9 * 2^16)``
+  vq units: never above the declared value, and short of it by less than 16 femtoseconds.
+- A float is read as the decimal it prints as (``0.3`` is exactly 3/10), so the rounding above
+  applies to the number the operator wrote, not to its binary approximation.
+
+The module also holds the reference model of the per-packet arithmetic (``vqueue_step``,
+``egress_check``, ``delay_bucket``), written to match the P4 code step for step, including
+its bit widths, so the emulator and the tests run the same program as the switch.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+from enum import StrEnum
+from fractions import Fraction
+
+from sliceportal.domain import p4constants as c
+
+# P4Info names (p4/build/sliceportal.p4info.txtpb), the keys of every entry and reading.
+ROUTE_TABLE = "SliceportalIngress.routing.ipv4_lpm"
+VLAN_CLASSIFIER = "SliceportalIngress.classifier.vlan_classifier"
+PREFIX_CLASSIFIER = "SliceportalIngress.classifier.prefix_classifier"
+SLICE_POLICY = "SliceportalIngress.vqueue.slice_policy"
+SET_NEXT_HOP = "SliceportalIngress.routing.set_next_hop"
+SET_SLICE = "SliceportalIngress.classifier.set_slice"
+TAIL_DROP = "SliceportalIngress.vqueue.tail_drop"
+ECN_STEP = "SliceportalIngress.vqueue.ecn_step"
+VQ_DROPPED = "SliceportalIngress.vqueue.vq_dropped"
+FORWARDED = "SliceportalEgress.monitor.forwarded"
+REAL_DROPPED = "SliceportalEgress.monitor.real_dropped"
+ECN_MARKED = "SliceportalEgress.monitor.ecn_marked"
+VQ_DELAY_HIST = "SliceportalEgress.monitor.vq_delay_hist"
+REAL_DELAY_HIST = "SliceportalEgress.monitor.real_delay_hist"
+VQ_DELAY_REGISTER = "SliceportalIngress.vqueue.vq_delay"
+VQ_LAST_SEEN_REGISTER = "SliceportalIngress.vqueue.vq_last_seen"
+
+NS_PER_S = 1_000_000_000
+BITS_PER_BYTE = 8
+VQ_UNITS_PER_S = NS_PER_S * c.VQ_UNITS_PER_NS
+_BYTE_TIME_NUMERATOR = BITS_PER_BYTE * VQ_UNITS_PER_S
+"""byte_time * rate_bps == this: vq units per byte times bits per second."""
+_MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
+_ECT = (1, 2)
+"""ECN codepoints ECT(1) and ECT(0): the packets that may be marked CE."""
+
+
+class DataplaneValueError(ValueError):
+    """A value the data plane cannot hold, naming the field (e.g. ``slices[2].rate_bps``)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+    def prefixed(self, prefix: str) -> DataplaneValueError:
+        """The same error for a field nested under ``prefix`` (e.g. ``slices[3].``)."""
+        return DataplaneValueError(prefix + self.field, self.message)
+
+
+class Scheme(StrEnum):
+    """Queue management of a slice: the two actions of the slice_policy table."""
+
+    TAIL_DROP = "tail_drop"
+    ECN_STEP = "ecn_step"
+
+
+class MatchKind(StrEnum):
+    EXACT = "exact"
+    LPM = "lpm"
+
+
+@dataclass(frozen=True)
+class FieldMatch:
+    """One match field; an LPM field of prefix length 0 is omitted, as P4Runtime requires."""
+
+    field: str
+    kind: MatchKind
+    value: int
+    prefix_len: int | None = None
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """A table entry by P4Info names. No table of ours needs a priority (no ternary keys)."""
+
+    table: str
+    match: tuple[FieldMatch, ...]
+    action: str
+    params: tuple[tuple[str, int], ...]
+
+    @property
+    def key(self) -> tuple[str, tuple[FieldMatch, ...]]:
+        """What identifies the entry on the switch: desired and actual are diffed by it."""
+        return (self.table, self.match)
+
+
+def _int_in(value: object, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DataplaneValueError(field, f"must be an integer, got {value!r}")
+    if not low <= value <= high:
+        raise DataplaneValueError(field, f"must be in [{low}, {high}], got {value}")
+    return value
+
+
+def _exact(value: object, field: str) -> Fraction:
+    """``value`` as an exact number: a float is taken as the decimal it prints as."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DataplaneValueError(field, f"must be a number, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise DataplaneValueError(field, f"must be finite, got {value!r}")
+    return Fraction(value) if isinstance(value, int) else Fraction(repr(value))
+
+
+def byte_time(rate_bps: float) -> int:
+    """The tail_drop/ecn_step ``byte_time`` parameter: vq units per byte at ``rate_bps``.
+
+    Rounded up, so the switch never lets a slice exceed its declared rate.
+    """
+    rate = _exact(rate_bps, "rate_bps")
+    if not c.RATE_MIN_BPS <= rate <= c.RATE_MAX_BPS:
+        raise DataplaneValueError(
+            "rate_bps", f"must be in [{c.RATE_MIN_BPS}, {c.RATE_MAX_BPS}] bit/s, got {rate_bps}"
+        )
+    return math.ceil(_BYTE_TIME_NUMERATOR / rate)
+
+
+def enforced_rate_bps(units_per_byte: int) -> float:
+    """The rate the switch enforces for a ``byte_time`` parameter of ``units_per_byte``."""
+    return _BYTE_TIME_NUMERATOR / units_per_byte
+
+
+def vq_units(seconds: float, field: str) -> int:
+    """A burst limit or marking threshold in vq units, rounded down (never above declared)."""
+    value = _exact(seconds, field)
+    limit = Fraction(c.BURST_LIMIT_MAX_NS, NS_PER_S)
+    if not 0 <= value <= limit:
+        raise DataplaneValueError(field, f"must be in [0, {float(limit)}] s, got {seconds}")
+    return math.floor(value * VQ_UNITS_PER_S)
+
+
+def vq_units_to_seconds(units: int) -> float:
+    return units / VQ_UNITS_PER_S
+
+
+def _prefix(text: object, field: str) -> ipaddress.IPv4Network:
+    if not isinstance(text, str):
+        raise DataplaneValueError(field, f"must be an IPv4 prefix string, got {text!r}")
+    try:
+        return ipaddress.IPv4Network(text, strict=True)
+    except ValueError as exc:
+        raise DataplaneValueError(field, f"not an IPv4 prefix ({exc})") from None
+
+
+def _lpm(network: ipaddress.IPv4Network) -> tuple[FieldMatch, ...]:
+    if network.prefixlen == 0:
+        return ()
+    return (FieldMatch("ipv4_dst", MatchKind.LPM, int(network.network_address), network.prefixlen),)
+
+
+def _egress_port(value: object, field: str) -> int:
+    port = _int_in(value, field, 0, 2**c.PORT_WIDTH - 1)
+    if port == c.BMV2_DROP_PORT:
+        raise DataplaneValueError(field, f"{port} is BMv2's drop port")
+    return port
+
+
+@dataclass(frozen=True)
+class DataplaneSlice:
+    """A slice as one switch sees it on one egress link; validated on construction.
+
+    ``dp_sid`` ``BEST_EFFORT_DP_SID`` is the best-effort slice: it matches no traffic of its own
+    (it gets what nothing else matches) and runs at the lowest priority; defining it only adds
+    a virtual queue to best effort.
+    """
+
+    dp_sid: int
+    name: str
+    vlan_id: int | None
+    ipv4_dst_prefixes: tuple[str, ...]
+    rate_bps: float
+    burst_limit_s: float
+    priority: int
+    scheme: Scheme
+    marking_threshold_s: float | None
+    egress_port: int
+
+    def __post_init__(self) -> None:
+        _int_in(self.dp_sid, "dp_sid", 0, c.MAX_SLICES - 1)
+        if self.vlan_id is not None:
+            _int_in(self.vlan_id, "vlan_id", c.VLAN_ID_MIN, c.VLAN_ID_MAX)
+        if not isinstance(self.ipv4_dst_prefixes, tuple):
+            raise DataplaneValueError("ipv4_dst_prefixes", "must be a tuple of prefixes")
+        networks = [
+            _prefix(p, f"ipv4_dst_prefixes[{i}]") for i, p in enumerate(self.ipv4_dst_prefixes)
+        ]
+        if len(set(networks)) != len(networks):
+            raise DataplaneValueError("ipv4_dst_prefixes", "lists a prefix twice")
+        _int_in(self.priority, "priority", 0, c.MAX_PRIORITY)
+        _egress_port(self.egress_port, "egress_port")
+        if self.dp_sid == c.BEST_EFFORT_DP_SID:
+            if self.vlan_id is not None or networks:
+                raise DataplaneValueError("dp_sid", "the best-effort slice matches no traffic")
+            if self.priority != c.BEST_EFFORT_PRIORITY:
+                raise DataplaneValueError(
+                    "priority", f"the best-effort slice runs at {c.BEST_EFFORT_PRIORITY}"
+                )
+        elif self.vlan_id is None and not networks:
+            raise DataplaneValueError("ipv4_dst_prefixes", "a slice needs a VLAN id or a prefix")
+        self.policy()
+
+    def policy(self) -> SlicePolicy:
+        """The parameters of this slice's slice_policy entry, checked to be workable."""
+        if self.scheme not in tuple(Scheme):
+            raise DataplaneValueError("scheme", f"must be one of {[s.value for s in Scheme]}")
+        bt = byte_time(self.rate_bps)
+        c_delay = vq_units(self.burst_limit_s, "burst_limit_s")
+        if c_delay < c.MIN_BURST_FRAME_BYTES * bt:
+            raise DataplaneValueError(
+                "burst_limit_s",
+                f"{self.burst_limit_s} s cannot hold one {c.MIN_BURST_FRAME_BYTES}-byte frame "
+                f"at {self.rate_bps} bit/s: every full-size packet would be dropped",
+            )
+        m_delay = None
+        if self.scheme == Scheme.ECN_STEP:
+            if self.marking_threshold_s is None:
+                raise DataplaneValueError("marking_threshold_s", "ecn_step needs a threshold")
+            m_delay = vq_units(self.marking_threshold_s, "marking_threshold_s")
+            if m_delay >= c_delay:
+                raise DataplaneValueError(
+                    "marking_threshold_s", "must be below burst_limit_s, else nothing is marked"
+                )
+        elif self.marking_threshold_s is not None:
+            raise DataplaneValueError("marking_threshold_s", "tail_drop marks nothing")
+        return SlicePolicy(self.priority, bt, c_delay, m_delay)
+
+
+@dataclass(frozen=True)
+class SlicePolicy:
+    """slice_policy action parameters; ``m_delay`` is None for tail_drop."""
+
+    priority: int
+    byte_time: int
+    c_delay: int
+    m_delay: int | None
+
+    @property
+    def action(self) -> str:
+        return TAIL_DROP if self.m_delay is None else ECN_STEP
+
+    @property
+    def params(self) -> tuple[tuple[str, int], ...]:
+        params = [
+            ("priority", self.priority),
+            ("byte_time", self.byte_time),
+            ("c_delay", self.c_delay),
+        ]
+        if self.m_delay is not None:
+            params.append(("m_delay", self.m_delay))
+        return tuple(params)
+
+
+@dataclass(frozen=True)
+class Route:
+    """An IPv4 route: packets to ``ipv4_dst_prefix`` leave on ``egress_port`` to a next hop."""
+
+    ipv4_dst_prefix: str
+    egress_port: int
+    next_hop_mac: str
+
+    def __post_init__(self) -> None:
+        _prefix(self.ipv4_dst_prefix, "ipv4_dst_prefix")
+        _egress_port(self.egress_port, "egress_port")
+        if not isinstance(self.next_hop_mac, str) or not _MAC.fullmatch(self.next_hop_mac):
+            raise DataplaneValueError(
+                "next_hop_mac", f"must look like 02:00:00:00:00:01, got {self.next_hop_mac!r}"
+            )
+
+
+def route_entry(route: Route) -> TableEntry:
+    return TableEntry(
+        ROUTE_TABLE,
+        _lpm(_prefix(route.ipv4_dst_prefix, "ipv4_dst_prefix")),
+        SET_NEXT_HOP,
+        (
+            ("port", route.egress_port),
+            ("next_hop_mac", int(route.next_hop_mac.replace(":", ""), 16)),
+        ),
+    )
+
+
+def slice_entries(slice_: DataplaneSlice) -> tuple[TableEntry, ...]:
+    """The classifier entries of a slice (one per prefix, or one for a bare VLAN) and its policy.
+
+    A slice with a VLAN id goes to vlan_classifier (prefix /0 when it lists none), one without
+    to prefix_classifier; the best-effort slice has only its policy.
+    """
+    port = FieldMatch("egress_port", MatchKind.EXACT, slice_.egress_port)
+    networks = [ipaddress.IPv4Network(p) for p in slice_.ipv4_dst_prefixes]
+    if slice_.vlan_id is not None:
+        table = VLAN_CLASSIFIER
+        head: tuple[FieldMatch, ...] = (
+            port,
+            FieldMatch("vlan_id", MatchKind.EXACT, slice_.vlan_id),
+        )
+        networks = networks or [ipaddress.IPv4Network("0.0.0.0/0")]
+    else:
+        table, head = PREFIX_CLASSIFIER, (port,)
+    set_slice = (("dp_sid", slice_.dp_sid),)
+    entries = [TableEntry(table, head + _lpm(n), SET_SLICE, set_slice) for n in networks]
+    policy = slice_.policy()
+    dp_sid = FieldMatch("dp_sid", MatchKind.EXACT, slice_.dp_sid)
+    entries.append(TableEntry(SLICE_POLICY, (dp_sid,), policy.action, policy.params))
+    return tuple(entries)
+
+
+def dataplane_entries(
+    slices: Iterable[DataplaneSlice], routes: Iterable[Route] = ()
+) -> tuple[TableEntry, ...]:
+    """Every entry of one switch, refusing two slices (or routes) that claim the same key."""
+    owner: dict[tuple[str, tuple[FieldMatch, ...]], str] = {}
+    entries: list[TableEntry] = []
+    sources: list[tuple[str, str, tuple[TableEntry, ...]]]
+    sources = [(f"routes[{i}]", "", (route_entry(r),)) for i, r in enumerate(routes)]
+    sources += [(f"slices[{i}]", f" ({s.name})", slice_entries(s)) for i, s in enumerate(slices)]
+    for path, label, produced in sources:
+        for entry in produced:
+            if entry.key in owner:
+                field = "dp_sid" if entry.table == SLICE_POLICY else "match"
+                raise DataplaneValueError(
+                    f"{path}.{field}", f"the same {entry.table} entry as {owner[entry.key]}"
+                )
+            owner[entry.key] = path + label
+            entries.append(entry)
+    return tuple(entries)
+
+
+# --- Reference model of the per-packet arithmetic (vqueue.p4, real_queue.p4) -----------------
+
+
+def _fits(value: int, width: int) -> int:
+    """The P4 value of an intermediate result; a value that does not fit is a bug here."""
+    if not 0 <= value < 1 << width:
+        raise OverflowError(f"{value} does not fit bit<{width}>")
+    return value
+
+
+@dataclass(frozen=True)
+class VirtualQueueState:
+    """One slice's registers: vq_delay (vq units) and vq_last_seen (ticks, 0 = no packet)."""
+
+    delay: int = 0
+    last_seen: int = 0
+
+
+def vqueue_step(
+    state: VirtualQueueState, now: int, packet_bytes: int, policy: SlicePolicy
+) -> tuple[VirtualQueueState, bool]:
+    """One packet through the ingress virtual queue: the new registers and whether it passed.
+
+    ``now`` is the ingress timestamp in ticks (modulo 2^TIMESTAMP_WIDTH, as the switch has it).
+    """
+    ts_width = c.TIMESTAMP_WIDTH
+    elapsed = (now - state.last_seen) % (1 << ts_width)
+    if state.last_seen == 0 or elapsed >> (ts_width - 1):
+        elapsed = 0  # first packet, or a timestamp that went backwards
+    delay = state.delay
+    if elapsed >= c.VQ_ELAPSED_CAP_TICKS:
+        delay = 0
+    else:
+        drained = _fits(elapsed * c.VQ_UNITS_PER_TICK, c.VQ_DELAY_WIDTH)
+        delay = 0 if drained >= delay else delay - drained
+    tx_time = _fits(packet_bytes * policy.byte_time, c.VQ_DELAY_WIDTH)
+    passed = not (delay > policy.c_delay or tx_time > policy.c_delay - delay)
+    if passed:
+        delay = _fits(delay + tx_time, c.VQ_DELAY_WIDTH)
+    return VirtualQueueState(delay, now), passed
+
+
+def egress_check(
+    vq_delay: int, deq_timedelta: int, policy: SlicePolicy, ecn: int
+) -> tuple[bool, bool]:
+    """(dropped, marked CE) of a packet in egress, deciding on max(virtual, real) delay."""
+    worst = max(vq_delay, real_delay_units(deq_timedelta))
+    if worst > policy.c_delay:
+        return True, False
+    marked = policy.m_delay is not None and worst > policy.m_delay and ecn in _ECT
+    return False, marked
+
+
+def real_delay_units(deq_timedelta: int) -> int:
+    """The real queuing delay (``deq_timedelta`` ticks) in vq units, as egress computes it."""
+    return _fits(_fits(deq_timedelta, 32) * c.VQ_UNITS_PER_TICK, c.VQ_DELAY_WIDTH)
+
+
+def delay_bucket(delay: int) -> int:
+    """Histogram bucket of a delay in vq units (the P4 function of the same name)."""
+    edges = [us * 1000 * c.VQ_UNITS_PER_NS for us in c.HIST_BUCKET_EDGES_US]
+    return next((b for b, edge in enumerate(edges) if delay < edge), len(edges))
+
+
+# --- Monitoring: counter cells to rates, ratios and percentiles -------------------------------
+
+
+def histogram_index(dp_sid: int, bucket: int) -> int:
+    """Cell of (slice, bucket) in vq_delay_hist and real_delay_hist."""
+    return (dp_sid << c.HIST_BUCKET_BITS) | bucket
+
+
+def counter_cells(dp_sid: int) -> tuple[tuple[str, int], ...]:
+    """The counter cells of one slice, for a poller that reads only the slices that exist.
+
+    BMv2 answers about one cell per 0.1 ms, and a wildcard read of a histogram is all its
+    HIST_SIZE cells: read these 4 + 2 x HIST_BUCKETS cells per slice instead.
+    """
+    _int_in(dp_sid, "dp_sid", 0, c.MAX_SLICES - 1)
+    cells = [(name, dp_sid) for name in (FORWARDED, VQ_DROPPED, REAL_DROPPED, ECN_MARKED)]
+    for name in (VQ_DELAY_HIST, REAL_DELAY_HIST):
+        cells += [(name, histogram_index(dp_sid, b)) for b in range(c.HIST_BUCKETS)]
+    return tuple(cells)
+
+
+@dataclass(frozen=True)
+class CounterValue:
+    packets: int = 0
+    bytes: int = 0
+
+
+@dataclass(frozen=True)
+class SliceCounters:
+    """One reading of a slice's counter cells (histograms in bucket order)."""
+
+    forwarded: CounterValue
+    vq_dropped: CounterValue
+    real_dropped: CounterValue
+    ecn_marked: CounterValue
+    vq_delay_hist: tuple[int, ...]
+    real_delay_hist: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        for name in ("vq_delay_hist", "real_delay_hist"):
+            if len(getattr(self, name)) != c.HIST_BUCKETS:
+                raise DataplaneValueError(name, f"needs {c.HIST_BUCKETS} buckets")
+        if any(not isinstance(n, int) or n < 0 for n in self.cells()):
+            raise DataplaneValueError("counters", "must be non-negative integers")
+
+    @classmethod
+    def zero(cls) -> SliceCounters:
+        """The reading of a freshly pushed pipeline."""
+        empty = (0,) * c.HIST_BUCKETS
+        return cls(CounterValue(), CounterValue(), CounterValue(), CounterValue(), empty, empty)
+
+    def cells(self) -> tuple[int, ...]:
+        values: list[int] = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            values += (value.packets, value.bytes) if isinstance(value, CounterValue) else value
+        return tuple(values)
+
+
+@dataclass(frozen=True)
+class DelayBucket:
+    """A histogram bucket: [lower_us, upper_us), ``upper_us`` None for the open last one."""
+
+    index: int
+    lower_us: int
+    upper_us: int | None
+
+
+@dataclass(frozen=True)
+class DelayPercentiles:
+    """The buckets holding the 50th, 95th and 99th percentile and the largest delay seen."""
+
+    p50: DelayBucket
+    p95: DelayBucket
+    p99: DelayBucket
+    max: DelayBucket
+
+
+def _bucket(index: int) -> DelayBucket:
+    edges = c.HIST_BUCKET_EDGES_US
+    lower = edges[index - 1] if index > 0 else 0
+    return DelayBucket(index, lower, edges[index] if index < len(edges) else None)
+
+
+def delay_percentiles(histogram: Sequence[int]) -> DelayPercentiles | None:
+    """Percentile buckets of a delay histogram; None when it counted no packet.
+
+    A histogram knows a delay only to its bucket, so each percentile is the bucket that holds
+    it: "p99 is below upper_us" is exact, a single number would not be.
+    """
+    if len(histogram) != c.HIST_BUCKETS or any(n < 0 for n in histogram):
+        raise DataplaneValueError("histogram", f"needs {c.HIST_BUCKETS} non-negative counts")
+    total = sum(histogram)
+    if total == 0:
+        return None
+
+    def at(percent: int) -> DelayBucket:
+        running = 0
+        for index, count in enumerate(histogram):
+            running += count
+            if running * 100 >= percent * total:
+                return _bucket(index)
+        raise AssertionError("unreachable: the running sum reaches the total")
+
+    highest = max(i for i, n in enumerate(histogram) if n)
+    return DelayPercentiles(at(50), at(95), at(99), _bucket(highest))
+
+
+@dataclass(frozen=True)
+class SliceStats:
+    """What a slice did between two readings. Ratios are 0 when nothing was counted.
+
+    Drop ratios are over the packets offered (forwarded + dropped); the mark ratio is over
+    the packets forwarded, since only forwarded packets carry a mark.
+    """
+
+    throughput_bps: float
+    forwarded_pps: float
+    offered_bps: float
+    vq_drop_ratio: float
+    real_drop_ratio: float
+    mark_ratio: float
+    vq_delay: DelayPercentiles | None
+    real_delay: DelayPercentiles | None
+    counters_reset: bool
+
+
+def _ratio(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def slice_stats(previous: SliceCounters, current: SliceCounters, interval_s: float) -> SliceStats:
+    """Rates, ratios and delay percentiles over ``interval_s`` between two readings.
+
+    Counters only grow (64 bits wrap after decades even at 100 Gbit/s), so a smaller value
+    means the switch lost them (restart, pipeline pushed again): then the current reading
+    is taken as everything since, and ``counters_reset`` says so.
+    """
+    if not isinstance(interval_s, int | float) or not interval_s > 0 or math.isinf(interval_s):
+        raise DataplaneValueError("interval_s", f"must be a positive duration, got {interval_s!r}")
+    reset = any(now < before for now, before in zip(current.cells(), previous.cells(), strict=True))
+    base = SliceCounters.zero() if reset else previous
+
+    def delta(name: str) -> CounterValue:
+        now, before = getattr(current, name), getattr(base, name)
+        return CounterValue(now.packets - before.packets, now.bytes - before.bytes)
+
+    forwarded, vq_dropped = delta("forwarded"), delta("vq_dropped")
+    real_dropped, marked = delta("real_dropped"), delta("ecn_marked")
+    offered = forwarded.packets + vq_dropped.packets + real_dropped.packets
+    offered_bytes = forwarded.bytes + vq_dropped.bytes + real_dropped.bytes
+    vq_hist = [n - b for n, b in zip(current.vq_delay_hist, base.vq_delay_hist, strict=True)]
+    real_hist = [n - b for n, b in zip(current.real_delay_hist, base.real_delay_hist, strict=True)]
+    return SliceStats(
+        throughput_bps=forwarded.bytes * BITS_PER_BYTE / interval_s,
+        forwarded_pps=forwarded.packets / interval_s,
+        offered_bps=offered_bytes * BITS_PER_BYTE / interval_s,
+        vq_drop_ratio=_ratio(vq_dropped.packets, offered),
+        real_drop_ratio=_ratio(real_dropped.packets, offered),
+        mark_ratio=_ratio(marked.packets, forwarded.packets),
+        vq_delay=delay_percentiles(vq_hist),
+        real_delay=delay_percentiles(real_hist),
+        counters_reset=reset,
+    )

@@ -1,0 +1,121 @@
+// One virtual queue per slice (Listing 1 of Harkous et al., 2021), counted in bytes. The
+// queue holds no packet: it is the delay a packet would see behind the slice's earlier
+// packets on a link running at the slice's rate limit. Per packet:
+//   1. drain it by the time elapsed since the slice's previous packet;
+//   2. add this packet's transmission time, packet_length x byte_time;
+//   3. drop if that would exceed the burst limit C_DELAY, else keep the new delay.
+// Marking against M_DELAY happens in egress (RealQueueCheck), on max(virtual, real).
+//
+// Units: delays in vq units (2^-VQ_FRAC_BITS ns), timestamps in ticks (TIMESTAMP_TICK_NS).
+// No step can overflow 64 bits (scripts/gen_p4_constants.py checks the bounds):
+//   byte_time < 2^32 and packet_length < 2^32, so a transmission time is < 2^64;
+//   a drained time is < VQ_ELAPSED_CAP_TICKS x VQ_UNITS_PER_TICK, about 2^48;
+//   the stored delay never exceeds C_DELAY < 2^48, and admission compares
+//   tx_time > C_DELAY - delay instead of adding, so no sum is formed before the test.
+#ifndef SLICEPORTAL_VQUEUE_P4_
+#define SLICEPORTAL_VQUEUE_P4_
+
+control VirtualQueue(inout headers_t hdr,
+                     inout local_metadata_t local_md,
+                     inout standard_metadata_t standard_metadata) {
+
+    // Current virtual-queue delay of each slice, vq units.
+    @id(0x16000001) @name("vq_delay")
+    register<vq_time_t>(MAX_SLICES) vq_delay;
+    // Ingress timestamp of each slice's previous packet, ticks; 0 means "no packet yet".
+    @id(0x16000002) @name("vq_last_seen")
+    register<timestamp_t>(MAX_SLICES) vq_last_seen;
+    // Packets and bytes dropped because the virtual queue would exceed the burst limit.
+    @id(0x12000001) @name("vq_dropped")
+    counter(MAX_SLICES, CounterType.packets_and_bytes) vq_dropped;
+
+    byte_time_t slice_byte_time = 0;
+
+    @id(0x01000005) @name("tail_drop")
+    action tail_drop(priority_t priority, byte_time_t byte_time, vq_param_t c_delay) {
+        standard_metadata.priority = priority;
+        slice_byte_time = byte_time;
+        local_md.has_policy = true;
+        local_md.c_delay = c_delay;
+    }
+
+    // ECN step: as tail_drop, and mark ECT packets CE while the delay exceeds M_DELAY.
+    @id(0x01000006) @name("ecn_step")
+    action ecn_step(priority_t priority, byte_time_t byte_time, vq_param_t c_delay,
+                    vq_param_t m_delay) {
+        tail_drop(priority, byte_time, c_delay);
+        local_md.ecn_step = true;
+        local_md.m_delay = m_delay;
+    }
+
+    // A slice without a policy entry (best effort, by default) has no virtual queue.
+    @id(0x01000007) @name("best_effort")
+    action best_effort() {
+        standard_metadata.priority = BEST_EFFORT_PRIORITY;
+    }
+
+    @id(0x02000004) @name("slice_policy")
+    table slice_policy {
+        key = {
+            local_md.dp_sid: exact @name("dp_sid");
+        }
+        actions = {
+            tail_drop;
+            ecn_step;
+            @defaultonly best_effort;
+        }
+        const default_action = best_effort();
+        size = MAX_SLICES;
+    }
+
+    apply {
+        local_md.has_policy = false;
+        local_md.ecn_step = false;
+        local_md.vq_delay = 0;
+        slice_policy.apply();
+        if (local_md.has_policy) {
+            bit<32> index = (bit<32>) local_md.dp_sid;
+            @atomic {
+                timestamp_t now = standard_metadata.ingress_global_timestamp;
+                timestamp_t last;
+                vq_time_t delay;
+                vq_last_seen.read(last, index);
+                vq_delay.read(delay, index);
+                vq_last_seen.write(index, now);
+
+                // Modulo 2^TIMESTAMP_WIDTH, so right across a timestamp wrap. A difference
+                // with the top bit set is a timestamp that went backwards (reordering
+                // between threads): it drains nothing. The first packet drains nothing.
+                timestamp_t elapsed = now - last;
+                if (last == 0 || elapsed[TIMESTAMP_WIDTH - 1:TIMESTAMP_WIDTH - 1] == 1) {
+                    elapsed = 0;
+                }
+                if (elapsed >= VQ_ELAPSED_CAP_TICKS) {
+                    delay = 0;
+                } else {
+                    vq_time_t drained = (vq_time_t) elapsed * VQ_UNITS_PER_TICK;
+                    if (drained >= delay) {
+                        delay = 0;
+                    } else {
+                        delay = delay - drained;
+                    }
+                }
+
+                vq_time_t tx_time = (vq_time_t) standard_metadata.packet_length
+                                    * (vq_time_t) slice_byte_time;
+                vq_time_t c_delay = (vq_time_t) local_md.c_delay;
+                // delay > c_delay only after the control plane lowered the burst limit.
+                if (delay > c_delay || tx_time > c_delay - delay) {
+                    mark_to_drop(standard_metadata);
+                    vq_dropped.count(index);
+                } else {
+                    delay = delay + tx_time;
+                }
+                vq_delay.write(index, delay);
+                local_md.vq_delay = delay;
+            }
+        }
+    }
+}
+
+#endif  // SLICEPORTAL_VQUEUE_P4_

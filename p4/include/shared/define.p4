@@ -1,0 +1,42 @@
+// Types and protocol constants. The widths come from constants.p4 (generated from
+// p4/constants.json) so the control plane validates parameters against the same numbers.
+#ifndef SLICEPORTAL_DEFINE_P4_
+#define SLICEPORTAL_DEFINE_P4_
+
+#include "constants.p4"
+
+typedef bit<48> mac_addr_t;
+typedef bit<32> ipv4_addr_t;
+typedef bit<PORT_WIDTH> port_num_t;
+typedef bit<VLAN_ID_WIDTH> vlan_id_t;
+typedef bit<DP_SID_WIDTH> dp_sid_t;
+typedef bit<PRIORITY_WIDTH> priority_t;
+typedef bit<TIMESTAMP_WIDTH> timestamp_t;
+typedef bit<HIST_BUCKET_BITS> hist_bucket_t;
+
+// Virtual-queue time is counted in "vq units" of 2^-VQ_FRAC_BITS ns. A slice's rate is the
+// time one byte takes at that rate (byte_time_t, vq units per byte), so admission costs one
+// multiplication (BMv2 cannot divide by a run-time value) and stays exact to 0.1%.
+typedef bit<BYTE_TIME_WIDTH> byte_time_t;
+// Burst limit (C_DELAY) and marking threshold (M_DELAY), vq units.
+typedef bit<VQ_PARAM_WIDTH> vq_param_t;
+// A virtual or real queuing delay, vq units; 64 bits so no intermediate can overflow.
+typedef bit<VQ_DELAY_WIDTH> vq_time_t;
+
+const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<16> ETHERTYPE_VLAN = 0x8100;
+
+// Header length in 32-bit words of an IPv4 header without options.
+const bit<4> IPV4_MIN_IHL = 5;
+
+// ECN codepoints (RFC 3168). Only ECN-capable (ECT) packets are marked CE; Not-ECT (0) ones
+// pass unmarked and meet only the burst-limit drop.
+const bit<2> ECN_ECT1 = 1;
+const bit<2> ECN_ECT0 = 2;
+const bit<2> ECN_CE = 3;
+
+error {
+    Ipv4IhlTooSmall
+}
+
+#endif  // SLICEPORTAL_DEFINE_P4_

@@ -1,0 +1,89 @@
+"""The P4, Python and TypeScript constants are generated from p4/constants.json and up to date."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from sliceportal.domain import p4constants
+
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = ROOT / "scripts" / "gen_p4_constants.py"
+
+
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gen_p4_constants", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generated_files_are_up_to_date() -> None:
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_python_constants_equal_the_json() -> None:
+    source = json.loads((ROOT / "p4" / "constants.json").read_text())
+    for entry in source["constants"]:
+        value = entry["value"]
+        expected = tuple(value) if isinstance(value, list) else value
+        assert getattr(p4constants, entry["name"]) == expected, entry["name"]
+
+
+def test_derived_constants() -> None:
+    assert p4constants.HIST_BUCKETS == len(p4constants.HIST_BUCKET_EDGES_US) + 1 == 8
+    assert p4constants.HIST_SIZE == p4constants.MAX_SLICES * p4constants.HIST_BUCKETS
+    assert p4constants.VQ_UNITS_PER_TICK == p4constants.TIMESTAMP_TICK_NS * 2**16
+    assert p4constants.MAX_PRIORITY == 7
+    # The cap drains the largest storable delay, and is the smallest tick count that does.
+    cap = p4constants.VQ_ELAPSED_CAP_TICKS
+    assert cap * p4constants.VQ_UNITS_PER_TICK >= 2**p4constants.VQ_PARAM_WIDTH
+    assert (cap - 1) * p4constants.VQ_UNITS_PER_TICK < 2**p4constants.VQ_PARAM_WIDTH
+
+
+def test_p4_and_typescript_carry_the_same_values() -> None:
+    p4 = (ROOT / "p4" / "include" / "shared" / "constants.p4").read_text()
+    ts = (ROOT / "frontend" / "src" / "config" / "p4-constants.ts").read_text()
+    for name in ("MAX_SLICES", "HIST_SIZE", "VQ_UNITS_PER_TICK", "BEST_EFFORT_DP_SID"):
+        value = getattr(p4constants, name)
+        assert f"#define {name} {value}\n" in p4
+        ts_value = ts.split(f"export const {name} = ", 1)[1].split(";", 1)[0]
+        assert int(ts_value.replace("_", "")) == value
+    edges_vq = [e * 1000 * 2**16 for e in p4constants.HIST_BUCKET_EDGES_US]
+    for k, edge in enumerate(edges_vq, start=1):
+        assert f"#define HIST_EDGE_{k}_VQ {edge} " in p4
+    assert "export const HIST_BUCKET_EDGES_US: readonly number[] = [100, 500," in ts
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "why"),
+    [
+        ("HIST_BUCKET_EDGES_US", [100, 50, 1000, 2000, 5000, 10000, 20000], "not increasing"),
+        ("HIST_BUCKET_EDGES_US", [100, 500], "one edge fewer"),
+        ("MAX_SLICES", 70000, "DP_SID_WIDTH"),
+        ("RATE_MIN_BPS", 100000, "BYTE_TIME_WIDTH"),
+        ("BURST_LIMIT_MAX_NS", 5_000_000_000, "VQ_PARAM_WIDTH"),
+        ("BYTE_TIME_WIDTH", 40, "transmission time can overflow"),
+    ],
+)
+def test_generator_refuses_unsafe_constants(
+    tmp_path: Path, name: str, value: object, why: str
+) -> None:
+    source = json.loads((ROOT / "p4" / "constants.json").read_text())
+    for entry in source["constants"]:
+        if entry["name"] == name:
+            entry["value"] = value
+    path = tmp_path / "constants.json"
+    path.write_text(json.dumps(source))
+    with pytest.raises(SystemExit, match=why):
+        _generator().load(path)
