@@ -4,6 +4,8 @@ VENV   := .venv
 PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 
+UI_SOURCES := $(shell find frontend/src frontend/index.html frontend/package-lock.json -type f 2>/dev/null)
+
 .PHONY: setup run test bench lint
 
 setup: $(STAMP)
@@ -14,7 +16,12 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m pip install --quiet -e '.[dev]'
 	rm -f $(VENV)/.installed-* && touch $@
 
-run: setup
+# The API serves the built UI at /.
+frontend/dist/index.html: $(UI_SOURCES)
+	scripts/setup-frontend --no-browser
+	cd frontend && npm run build --silent
+
+run: setup frontend/dist/index.html
 	$(VENV)/bin/sliceportal serve
 
 test: setup

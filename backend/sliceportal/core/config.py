@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from enum import StrEnum
 from functools import lru_cache
+from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sliceportal.core.paths import P4_BUILD, P4INFO_PATH
 
 DEVELOPMENT_SECRET = "development-only-secret-change-me"
 
@@ -39,6 +43,33 @@ class Settings(BaseSettings):
     db_max_overflow: int = Field(default=20, ge=0)
     db_pool_timeout_s: float = Field(default=10.0, gt=0)
     db_connect_timeout_s: int = Field(default=5, ge=1)
+    # The control plane (docs/controlplane.md).
+    p4info_path: Path = P4INFO_PATH
+    p4_device_config_path: Path = P4_BUILD / "sliceportal.json"
+    p4rt_batch_size: int = Field(default=1000, ge=1, le=1000)
+    p4rt_connect_timeout_s: float = Field(default=5.0, gt=0)
+    p4rt_rpc_timeout_s: float = Field(default=30.0, gt=0)
+    p4rt_cells_per_read: int = Field(default=4096, ge=1)
+    reconcile_interval_s: float = Field(default=10.0, gt=0)
+    switch_probe_interval_s: float = Field(default=2.0, gt=0)
+    outbox_dispatch_interval_s: float = Field(default=1.0, gt=0)
+    task_visibility_timeout_s: int = Field(default=60, ge=1)
+    bootstrap_switches: str = ""
+    # Telemetry and alerts (docs/telemetry.md).
+    telemetry_poll_interval_s: float = Field(default=1.0, ge=0.05, le=60)
+    telemetry_cells_per_period: int = Field(default=2000, ge=1)
+    """Counter cells read per switch and period on BMv2 and other targets (BMv2: ~0.1 ms each)."""
+    telemetry_emulator_cells_per_period: int = Field(default=100_000, ge=1)
+    telemetry_refresh_s: float = Field(default=5.0, gt=0)
+    """How often the poller re-reads switches, slices, SLAs and analytical bounds."""
+    telemetry_downsample_after_s: int = Field(default=3600, ge=60)
+    telemetry_retention_s: int = Field(default=7 * 86400, ge=3600)
+    stream_keepalive_s: float = Field(default=15.0, gt=0)
+    alert_for_s: float = Field(default=1.0, ge=0)
+    alert_clear_for_s: float = Field(default=3.0, ge=0)
+    alert_delay_percentile: Literal[50, 95, 99] = 99
+    alert_webhook_urls: list[str] = []
+    alert_webhook_timeout_s: float = Field(default=5.0, gt=0)
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:

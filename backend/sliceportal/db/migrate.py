@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from alembic import command
 from alembic.config import Config
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-"""backend/sliceportal/db/migrate.py -> the repository root (the package is installed editable)."""
+from sliceportal.core.paths import MIGRATIONS_DIR, REPO_ROOT
 
 
 def alembic_config(database_url: str) -> Config:
     """The repository's alembic.ini, pointed at `database_url`."""
     config = Config(str(REPO_ROOT / "alembic.ini"))
-    config.set_main_option("script_location", str(REPO_ROOT / "migrations"))
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.attributes["database_url"] = database_url
     config.attributes["configure_logger"] = False
     return config

@@ -1,0 +1,174 @@
+import { useState, type FormEvent } from 'react';
+
+import { useSwitches } from '@/api/get-switches';
+import { Button } from '@/components/ui/button';
+import { Field } from '@/components/ui/field';
+import { Notice } from '@/components/ui/notice';
+import { UnitInput } from '@/components/ui/unit-input';
+import { MODELS, MODEL_HINTS, MODEL_LABELS } from '@/lib/analysis';
+import type { LinkPublic, Model } from '@/lib/api/schema';
+import { formatDelay } from '@/lib/format';
+import { ApiError, errorMessage, fieldErrors } from '@/lib/problem';
+import { MBIT, inputText, parseDecimal } from '@/lib/units';
+
+import { useCreateLink } from '../api/create-link';
+import { useUpdateLink } from '../api/update-link';
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9 _.:/@+-]*$/;
+
+interface Values {
+  switchId: string;
+  name: string;
+  description: string;
+  port: string;
+  capacityMbps: string;
+  queueCount: string;
+  model: Model | '';
+  mtu: string;
+}
+
+export function validateLink(v: Values, creating: boolean): Record<string, string> {
+  const e: Record<string, string> = {};
+  if (creating && !v.switchId) e.switch_id = 'Choose the switch.';
+  if (!v.name.trim()) e.name = 'Required.';
+  else if (v.name.trim().length > 64 || !NAME.test(v.name.trim())) e.name = 'Up to 64 letters, digits, space and _ . : / @ + -, starting with a letter or digit.';
+  const port = parseDecimal(v.port);
+  if (port === null) e.port = 'Required.';
+  else if (!Number.isInteger(port) || port < 0 || port > 511) e.port = 'A whole number from 0 to 511.';
+  const capacity = parseDecimal(v.capacityMbps);
+  if (capacity === null) e.capacity_bps = 'Required.';
+  else if (!Number.isFinite(capacity) || capacity <= 0) e.capacity_bps = 'Must be greater than 0.';
+  const queues = parseDecimal(v.queueCount);
+  if (queues === null || !Number.isInteger(queues) || queues < 1 || queues > 8) e.queue_count = 'A whole number from 1 to 8.';
+  const mtu = parseDecimal(v.mtu);
+  if (mtu !== null && (!Number.isInteger(mtu) || mtu < 64 || mtu > 65535)) e.mtu_bytes = 'A whole number from 64 to 65535.';
+  return e;
+}
+
+export function LinkForm({
+  link,
+  switchId,
+  onDone,
+  onCancel,
+}: {
+  link?: LinkPublic;
+  switchId?: number;
+  onDone: (link: LinkPublic) => void;
+  onCancel: () => void;
+}) {
+  const creating = link === undefined;
+  const switches = useSwitches();
+  const [values, setValues] = useState<Values>({
+    switchId: String(link?.switch_id ?? switchId ?? ''),
+    name: link?.name ?? '',
+    description: link?.description ?? '',
+    port: link ? String(link.port) : '',
+    capacityMbps: link ? inputText(link.capacity_bps / MBIT) : '',
+    queueCount: String(link?.queue_count ?? 8),
+    model: link?.model ?? '',
+    mtu: link ? String(link.mtu_bytes) : '',
+  });
+  const [submitted, setSubmitted] = useState(false);
+  const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState<unknown>(null);
+  const create = useCreateLink();
+  const update = useUpdateLink();
+  const errors = { ...(submitted ? validateLink(values, creating) : {}), ...serverErrors };
+  const set = (key: keyof Values) => (e: { target: { value: string } }) => {
+    setValues((v) => ({ ...v, [key]: e.target.value }));
+    setServerErrors({});
+  };
+
+  async function onSubmit(event: FormEvent) {
+    event.preventDefault();
+    setSubmitted(true);
+    setFailure(null);
+    if (Object.keys(validateLink(values, creating)).length) return;
+    const common = {
+      name: values.name.trim(),
+      description: values.description.trim(),
+      port: Number(values.port),
+      capacity_bps: (parseDecimal(values.capacityMbps) ?? 0) * MBIT,
+      queue_count: Number(values.queueCount),
+      ...(values.model ? { model: values.model } : {}),
+      ...(values.mtu.trim() ? { mtu_bytes: Number(values.mtu) } : {}),
+    };
+    try {
+      const saved = creating
+        ? await create.mutateAsync({ ...common, switch_id: Number(values.switchId) })
+        : await update.mutateAsync({ linkId: link.id, body: common });
+      onDone(saved);
+    } catch (error) {
+      setServerErrors(fieldErrors(error));
+      setFailure(error);
+    }
+  }
+
+  const violations = failure instanceof ApiError ? (failure.problem.violations ?? []) : [];
+  return (
+    <form className="form" onSubmit={(e) => void onSubmit(e)} noValidate aria-label={creating ? 'New link' : `Edit link ${link.name}`}>
+      {failure !== null && (
+        <Notice tone="bad" title="Not saved">
+          {errorMessage(failure)}
+          {violations.length > 0 && (
+            <ul style={{ margin: '4px 0 0', paddingLeft: 18 }}>
+              {violations.map((v) => (
+                <li key={v.slice}>
+                  {v.slice}: {v.reason} (bound {formatDelay(v.bound_s)})
+                </li>
+              ))}
+            </ul>
+          )}
+        </Notice>
+      )}
+      <div className="form-grid">
+        {creating && switchId === undefined && (
+          <Field label="Switch" required error={errors.switch_id}>
+            <select value={values.switchId} onChange={set('switchId')}>
+              <option value="">Choose…</option>
+              {(switches.data?.data ?? []).map((s) => (
+                <option key={s.id} value={String(s.id)}>
+                  {s.name}
+                </option>
+              ))}
+            </select>
+          </Field>
+        )}
+        <Field label="Name" required error={errors.name}>
+          <input type="text" value={values.name} onChange={set('name')} />
+        </Field>
+        <Field label="Egress port" required error={errors.port} hint="0–511 (511 is BMv2's drop port).">
+          <input type="text" inputMode="numeric" value={values.port} onChange={set('port')} />
+        </Field>
+        <Field label="Capacity" required error={errors.capacity_bps}>
+          <UnitInput unit="Mbit/s" value={values.capacityMbps} onChange={set('capacityMbps')} />
+        </Field>
+        <Field label="Priority queues" required error={errors.queue_count} hint="BMv2: 8 with --priority-queues 8.">
+          <input type="text" inputMode="numeric" value={values.queueCount} onChange={set('queueCount')} />
+        </Field>
+        <Field label="Delay model" error={errors.model} hint={values.model ? MODEL_HINTS[values.model] : "Default: the server's model."}>
+          <select value={values.model} onChange={set('model')}>
+            {creating && <option value="">Server default</option>}
+            {MODELS.map((m) => (
+              <option key={m} value={m}>
+                {MODEL_LABELS[m]}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="MTU" error={errors.mtu_bytes} hint="Default: the server's MTU setting.">
+          <UnitInput unit="bytes" inputMode="numeric" value={values.mtu} onChange={set('mtu')} />
+        </Field>
+        <Field label="Description" error={errors.description} className="span-2">
+          <input type="text" value={values.description} onChange={set('description')} />
+        </Field>
+      </div>
+      <div className="form-actions">
+        <Button type="submit" variant="primary" busy={create.isPending || update.isPending}>
+          {creating ? 'Add link' : 'Save link'}
+        </Button>
+        <Button onClick={onCancel}>Cancel</Button>
+      </div>
+    </form>
+  );
+}

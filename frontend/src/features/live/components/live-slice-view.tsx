@@ -1,0 +1,124 @@
+/**
+ * The live view of one slice: throughput against the rate limit, virtual and real delay
+ * percentiles against the target and the analytical bound, drops and marks, and the delay
+ * CDF, updated every second from the telemetry stream; a time-range picker for history.
+ */
+import { useState } from 'react';
+
+import { Card } from '@/components/ui/card';
+import { QueryErrorState, StateView } from '@/components/ui/states';
+import { formatDelay, formatPercent, formatRate } from '@/lib/format';
+
+import { useTelemetryHistory } from '../api/telemetry';
+import { useTelemetryStream } from '../api/use-telemetry-stream';
+
+import { ConnectionStatus } from './connection-status';
+import { DelayCdfChart, DelayChart, DropsMarksChart, ThroughputChart } from './live-charts';
+
+export const RANGES: { value: number | null; label: string }[] = [
+  { value: null, label: 'Live' },
+  { value: 15 * 60, label: '15 min' },
+  { value: 60 * 60, label: '1 h' },
+  { value: 6 * 3600, label: '6 h' },
+  { value: 24 * 3600, label: '24 h' },
+];
+
+export function LiveSliceView({
+  sliceId,
+  rateBps,
+  targetS,
+  boundS,
+}: {
+  sliceId: number;
+  rateBps: number;
+  targetS: number;
+  /** Worst analytical bound over the slice's links (null: unbounded; undefined: unknown). */
+  boundS: number | null | undefined;
+}) {
+  const [range, setRange] = useState<number | null>(null);
+  const live = range === null;
+  const stream = useTelemetryStream(sliceId, live);
+  const history = useTelemetryHistory(sliceId, range);
+  const samples = live ? stream.samples : (history.data ?? []);
+  const latest = samples[samples.length - 1];
+
+  const picker = (
+    <div className="segmented" role="group" aria-label="Time range">
+      {RANGES.map((r) => (
+        <button key={r.label} type="button" aria-pressed={range === r.value} onClick={() => setRange(r.value)}>
+          {r.label}
+        </button>
+      ))}
+    </div>
+  );
+
+  let body: React.ReactNode;
+  if (live && stream.status === 'unavailable') {
+    body = (
+      <StateView
+        kind="unavailable"
+        title="Live telemetry is not available yet"
+        detail="This server does not stream telemetry yet (the monitoring workers are being built). Throughput, delay percentiles, drops, marks and the delay CDF appear here, every second, as soon as it does."
+      />
+    );
+  } else if (live && stream.status === 'forbidden') {
+    body = <StateView kind="forbidden" title="Your role may not watch this slice" detail={stream.error ?? undefined} />;
+  } else if (!live && history.isError) {
+    body = <QueryErrorState error={history.error} what="the telemetry history" onRetry={() => void history.refetch()} />;
+  } else if (!live && history.isPending) {
+    body = <StateView kind="loading" title="Loading the history…" />;
+  } else if (samples.length === 0) {
+    body = live ? (
+      <StateView kind="loading" title="Waiting for the first sample…" detail="Samples arrive about once a second once the slice carries traffic." />
+    ) : (
+      <StateView kind="empty" title="No samples in this range" detail="Pick a longer range, or go back to Live." />
+    );
+  } else {
+    body = (
+      <div className="stack">
+        <div className="stats" data-testid="live-numbers">
+          <div className="stat">
+            <div className="stat-label">Throughput</div>
+            <div className="stat-value">{formatRate(latest?.throughputBps)}</div>
+            <div className="stat-note">limit {formatRate(rateBps)}</div>
+          </div>
+          <div className="stat">
+            <div className="stat-label">Virtual delay p99</div>
+            <div className={`stat-value ${latest?.vq.p99 != null && latest.vq.p99 > targetS ? 'bound-bad' : ''}`}>{formatDelay(latest?.vq.p99 ?? undefined)}</div>
+            <div className="stat-note">target {formatDelay(targetS)}</div>
+          </div>
+          <div className="stat">
+            <div className="stat-label">Real delay p99</div>
+            <div className="stat-value">{formatDelay(latest?.rq.p99 ?? undefined)}</div>
+            <div className="stat-note">bound {boundS === undefined ? '…' : formatDelay(boundS)}</div>
+          </div>
+          <div className="stat">
+            <div className="stat-label">Drops / marks</div>
+            <div className="stat-value">{formatPercent(latest?.dropRatio, 2)}</div>
+            <div className="stat-note">{formatPercent(latest?.markRatio, 2)} ECN-marked</div>
+          </div>
+        </div>
+        <div className="grid-2">
+          <Card title="Throughput"><ThroughputChart samples={samples} rateBps={rateBps} /></Card>
+          <Card title="Queuing delay"><DelayChart samples={samples} targetS={targetS} boundS={boundS} /></Card>
+          <Card title="Drops and ECN marks"><DropsMarksChart samples={samples} /></Card>
+          <Card title="Delay CDF"><DelayCdfChart sample={latest} targetS={targetS} /></Card>
+        </div>
+      </div>
+    );
+  }
+
+  return (
+    <Card
+      title="Live"
+      actions={
+        <>
+          {live ? <ConnectionStatus stream={stream} /> : history.isFetching && <span className="muted small">refreshing…</span>}
+          {picker}
+        </>
+      }
+    >
+      {body}
+    </Card>
+  );
+}

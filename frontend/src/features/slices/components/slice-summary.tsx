@@ -1,0 +1,97 @@
+import { Link } from 'react-router';
+
+import { useLinks } from '@/api/get-links';
+import { Card } from '@/components/ui/card';
+import { paths } from '@/config/paths';
+import type { SlicePublic } from '@/lib/api/schema';
+import { formatDelay, formatPercent, formatRate } from '@/lib/format';
+
+import { BoundCell, SlackCell } from './bound-cell';
+import { SliceHealthBadge } from './slice-health';
+import { SliceStateBadge } from './slice-state-badge';
+import type { SliceHealth } from './use-slice-bounds';
+
+/** The slice's contract, match, SLA, DP_SIDs and its analytical bound on each link. */
+export function SliceSummary({ slice, health }: { slice: SlicePublic; health: SliceHealth | undefined }) {
+  const links = useLinks();
+  const linkName = new Map((links.data?.data ?? []).map((l) => [l.id, l] as const));
+  return (
+    <div className="grid-2">
+      <Card title="Contract" actions={<SliceStateBadge state={slice.state} />}>
+        <dl className="kv">
+          <dt>Rate limit</dt>
+          <dd>{formatRate(slice.rate_bps)}</dd>
+          <dt>Burst</dt>
+          <dd>
+            {formatDelay(slice.burst_limit_s)} ({Math.round(slice.burst_bytes).toLocaleString('en-US')} bytes)
+          </dd>
+          <dt>Delay target</dt>
+          <dd>{formatDelay(slice.delay_target_s)}</dd>
+          <dt>Priority</dt>
+          <dd>{slice.priority}</dd>
+          <dt>Queue scheme</dt>
+          <dd>
+            {slice.scheme === 'ecn_step'
+              ? `ECN step marking at ${formatDelay(slice.marking_threshold_s)}`
+              : 'Tail drop'}
+          </dd>
+          <dt>Match</dt>
+          <dd>
+            {[slice.vlan_id !== null ? `VLAN ${slice.vlan_id}` : null, ...slice.ipv4_prefixes]
+              .filter(Boolean)
+              .join(', ')}
+          </dd>
+          <dt>DP_SID</dt>
+          <dd>{slice.dp_sids.map((d) => `${d.dp_sid} on switch ${d.switch_id}`).join(', ') || '—'}</dd>
+          <dt>SLA</dt>
+          <dd>
+            {[
+              slice.sla.max_delay_s != null && `delay ≤ ${formatDelay(slice.sla.max_delay_s)}`,
+              slice.sla.min_throughput_bps != null && `throughput ≥ ${formatRate(slice.sla.min_throughput_bps)}`,
+              slice.sla.max_loss_ratio != null && `loss ≤ ${formatPercent(slice.sla.max_loss_ratio)}`,
+              slice.sla.max_mark_ratio != null && `marks ≤ ${formatPercent(slice.sla.max_mark_ratio)}`,
+            ]
+              .filter(Boolean)
+              .join(' · ') || 'no SLA targets'}
+          </dd>
+        </dl>
+        {slice.description && <p className="muted" style={{ marginTop: 10 }}>{slice.description}</p>}
+      </Card>
+      <Card title="Worst-case delay on each link" actions={health && <SliceHealthBadge health={health} />}>
+        <table className="table" aria-label="Bounds per link">
+          <thead>
+            <tr>
+              <th scope="col">Link</th>
+              <th scope="col" className="num">Capacity</th>
+              <th scope="col" className="num">Bound</th>
+              <th scope="col" className="num">Slack</th>
+            </tr>
+          </thead>
+          <tbody>
+            {slice.link_ids.map((id) => {
+              const bound = health?.perLink.get(id);
+              const link = linkName.get(id);
+              return (
+                <tr key={id}>
+                  <td>
+                    <Link to={paths.link.href(id)}>{link?.name ?? `link ${id}`}</Link>
+                  </td>
+                  <td className="num">{formatRate(link?.capacity_bps)}</td>
+                  <td className="num">
+                    <BoundCell bound={bound?.worst_case_delay_s} target={slice.delay_target_s} meets={bound?.meets_target} />
+                  </td>
+                  <td className="num">
+                    <SlackCell slack={bound?.slack_s} meets={bound?.meets_target} />
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+        <p className="muted small" style={{ marginTop: 8 }}>
+          Under each link's model; the link view compares both models.
+        </p>
+      </Card>
+    </div>
+  );
+}

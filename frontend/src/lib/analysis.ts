@@ -1,0 +1,184 @@
+/**
+ * The documents of the analysis endpoints (`/api/v1/analysis/*`, `/links/{id}/analysis`).
+ *
+ * Their bodies are plain JSON objects in the OpenAPI document (the CLI's format, validated by
+ * `sliceportal.domain.parse_link_input`), so their shapes are written here from
+ * `sliceportal/domain/{bounds,planning,curves}.py`. All bounds are computed by the API: this
+ * module only builds the documents and reads the answers.
+ */
+import type { LinkPublic, Model, SlicePublic } from './api/schema';
+import { formatDelay, formatRate } from './format';
+
+export const MODELS: readonly Model[] = ['harkous', 'netcalc'];
+
+export const MODEL_LABELS: Record<Model, string> = {
+  harkous: 'Busy period (paper)',
+  netcalc: 'Network calculus',
+};
+
+export const MODEL_HINTS: Record<Model, string> = {
+  harkous: "The paper's busy-period equations (1)–(4).",
+  netcalc:
+    'Strict-priority, non-preemptive network calculus: one lower-priority packet of blocking; more conservative, provably safe.',
+};
+
+export interface SliceDoc {
+  name: string;
+  rate_bps: number;
+  priority: number;
+  burst_limit_s?: number;
+  burst_bytes?: number;
+  delay_target_s?: number;
+  max_packet_bytes?: number;
+}
+
+export interface LinkDocument {
+  capacity_bps?: number;
+  mtu_bytes?: number;
+  slices: SliceDoc[];
+}
+
+export interface SliceBound {
+  name: string;
+  priority: number;
+  burst_bytes: number;
+  residual_capacity_bps: number;
+  /** null: unbounded. */
+  worst_case_delay_s: number | null;
+  delay_target_s: number;
+  meets_target: boolean;
+  /** target − bound; null when unbounded. */
+  slack_s: number | null;
+}
+
+export interface LinkAnalysis {
+  model: Model;
+  capacity_bps: number;
+  admissible: boolean;
+  total_rate_bps: number;
+  slices: SliceBound[];
+}
+
+export interface MinCapacity {
+  model: Model;
+  /** null: no capacity makes every slice meet its target. */
+  min_capacity_bps: number | null;
+}
+
+export interface PriorityPlan {
+  model: Model;
+  feasible: boolean;
+  /** New priority by slice name (empty when no plan was found). */
+  priorities: Record<string, number>;
+  exhaustive: boolean;
+  reason: string;
+}
+
+export interface DelayCurves {
+  model: Model;
+  capacities_bps: number[];
+  /** Per slice name, the bound at each capacity (null: unbounded). */
+  delays_s: Record<string, (number | null)[]>;
+}
+
+/** A stored slice as the analytics sees it (as `services.admission.stored_specs` does). */
+export function sliceDoc(slice: Pick<SlicePublic, 'name' | 'rate_bps' | 'priority' | 'burst_limit_s' | 'delay_target_s' | 'max_packet_bytes'>): SliceDoc {
+  const doc: SliceDoc = {
+    name: slice.name,
+    rate_bps: slice.rate_bps,
+    priority: slice.priority,
+    burst_limit_s: slice.burst_limit_s,
+    delay_target_s: slice.delay_target_s,
+  };
+  if (slice.max_packet_bytes !== null && slice.max_packet_bytes !== undefined) {
+    doc.max_packet_bytes = slice.max_packet_bytes;
+  }
+  return doc;
+}
+
+export function linkDocument(
+  link: Pick<LinkPublic, 'capacity_bps' | 'mtu_bytes'>,
+  slices: readonly SliceDoc[],
+): LinkDocument {
+  return { capacity_bps: link.capacity_bps, mtu_bytes: link.mtu_bytes, slices: [...slices] };
+}
+
+/**
+ * The smallest slack of the link's slices: a number, `null` when some slice is unbounded,
+ * `undefined` for a link without slices.
+ */
+export function worstSlack(analysis: Pick<LinkAnalysis, 'slices'>): number | null | undefined {
+  let worst: number | undefined;
+  for (const bound of analysis.slices) {
+    if (bound.slack_s === null) return null;
+    if (worst === undefined || bound.slack_s < worst) worst = bound.slack_s;
+  }
+  return worst;
+}
+
+/** Sum of the rate limits at `priority` and above. */
+export function rateAtOrAbove(slices: readonly SliceDoc[], priority: number): number {
+  return slices.filter((s) => s.priority >= priority).reduce((sum, s) => sum + s.rate_bps, 0);
+}
+
+/**
+ * Why a slice misses its target, in the words of the API's admission violations
+ * (`domain.bounds.make_violation`), from the numbers the API computed.
+ */
+export function violationReason(
+  bound: SliceBound,
+  doc: LinkDocument,
+  capacityBps: number,
+): string | null {
+  if (bound.meets_target) return null;
+  const cumulative = rateAtOrAbove(doc.slices, bound.priority);
+  const total = rateAtOrAbove(doc.slices, 0);
+  if (cumulative > capacityBps) {
+    const excess = formatRate(cumulative - capacityBps);
+    return cumulative === total
+      ? `rate limits exceed capacity by ${excess}`
+      : `rate limits at priority ${bound.priority} and above exceed capacity by ${excess}`;
+  }
+  if (bound.worst_case_delay_s === null) {
+    return `worst-case delay is unbounded (residual capacity ${formatRate(bound.residual_capacity_bps)})`;
+  }
+  return `worst-case delay ${formatDelay(bound.worst_case_delay_s)} exceeds target ${formatDelay(bound.delay_target_s)}`;
+}
+
+export interface LevelRow {
+  priority: number;
+  /** C − Σ rates of strictly higher priorities. */
+  residualBps: number;
+  rateBps: number;
+  slices: { name: string; rateBps: number }[];
+  /** The level's worst-case delay (null: unbounded; undefined: empty level). */
+  boundS: number | null | undefined;
+  minTargetS: number | undefined;
+  meets: boolean | undefined;
+}
+
+/** The eight priority levels, 7 first, with the slices stacked in each. */
+export function priorityLevels(
+  doc: LinkDocument,
+  capacityBps: number,
+  analysis: LinkAnalysis | undefined,
+): LevelRow[] {
+  const rows: LevelRow[] = [];
+  let above = 0;
+  for (let priority = 7; priority >= 0; priority -= 1) {
+    const members = doc.slices.filter((s) => s.priority === priority);
+    const rate = members.reduce((sum, s) => sum + s.rate_bps, 0);
+    const bounds = analysis?.slices.filter((b) => b.priority === priority) ?? [];
+    rows.push({
+      priority,
+      residualBps: capacityBps - above,
+      rateBps: rate,
+      slices: members.map((s) => ({ name: s.name, rateBps: s.rate_bps })),
+      boundS: bounds.length ? (bounds[0]?.worst_case_delay_s ?? null) : undefined,
+      minTargetS: bounds.length ? Math.min(...bounds.map((b) => b.delay_target_s)) : undefined,
+      meets: bounds.length ? bounds.every((b) => b.meets_target) : undefined,
+    });
+    above += rate;
+  }
+  return rows;
+}

@@ -1,0 +1,148 @@
+/**
+ * RFC 9457 problem details as the API answers them, and the error every API call throws.
+ *
+ * The problem shapes are not in the OpenAPI document (FastAPI declares only its default
+ * validation error), so they are written here, from `sliceportal/api/problems.py`.
+ */
+
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+/** One slice outside its bound on one link (409 admission-rejected). */
+export interface AdmissionViolation {
+  link_id: number;
+  link: string;
+  slice: string;
+  bound_s: number | null;
+  target_s: number;
+  excess_s: number | null;
+  reason: string;
+}
+
+export interface CapacityFix {
+  link_id: number;
+  kind: 'capacity';
+  capacity_bps: number;
+  detail: string;
+}
+
+export interface PriorityPlanFix {
+  link_id: number;
+  kind: 'priority-plan';
+  /** New priority of every slice on the link, by slice name. */
+  priorities: Record<string, number>;
+  detail: string;
+}
+
+export type AdmissionFix = CapacityFix | PriorityPlanFix;
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  field?: string;
+  errors?: FieldProblem[];
+  violations?: AdmissionViolation[];
+  fixes?: AdmissionFix[];
+  request_id?: string;
+}
+
+export const PROBLEM_BASE = 'https://sliceportal.dev/problems/';
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly problem: Problem;
+
+  constructor(problem: Problem) {
+    super(problem.detail || problem.title);
+    this.name = 'ApiError';
+    this.status = problem.status;
+    this.problem = problem;
+  }
+
+  /** The problem's kind: the last part of its `type` URI ('admission-rejected', …). */
+  get kind(): string {
+    return this.problem.type.startsWith(PROBLEM_BASE)
+      ? this.problem.type.slice(PROBLEM_BASE.length)
+      : this.problem.type;
+  }
+
+  get isAdmissionRejected(): boolean {
+    return this.status === 409 && this.kind === 'admission-rejected';
+  }
+
+  /**
+   * The endpoint does not exist on this server (yet): the router's bare 404 ("Not Found"),
+   * not a 404 that names a missing object ("slice 7 does not exist"), or a 405/501.
+   */
+  get isMissingEndpoint(): boolean {
+    if (this.status === 405 || this.status === 501) return true;
+    return this.status === 404 && (this.kind !== 'not-found' || this.problem.detail === 'Not Found');
+  }
+
+  get isNetwork(): boolean {
+    return this.status === 0;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Build the ApiError of a failed response from whatever body it had. */
+export function problemFrom(status: number, statusText: string, body: unknown): ApiError {
+  if (isRecord(body) && typeof body.title === 'string') {
+    return new ApiError({
+      ...(body as unknown as Problem),
+      status,
+      detail: typeof body.detail === 'string' ? body.detail : String(body.title),
+      type: typeof body.type === 'string' ? body.type : 'about:blank',
+    });
+  }
+  // FastAPI's own {"detail": "..."} (e.g. a route that does not exist: {"detail":"Not Found"}).
+  const detail =
+    isRecord(body) && typeof body.detail === 'string'
+      ? body.detail
+      : statusText || `HTTP ${status}`;
+  return new ApiError({ type: 'about:blank', title: statusText || 'Error', status, detail });
+}
+
+export function networkError(cause: unknown): ApiError {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new ApiError({
+    type: 'about:blank',
+    title: 'No connection',
+    status: 0,
+    detail: `the portal cannot be reached (${message})`,
+  });
+}
+
+/**
+ * Field errors of a 422 (or a 409 naming a field) keyed by form field: `body.rate_bps` →
+ * `rate_bps`, `body.sla.max_delay_s` → `sla.max_delay_s`.
+ */
+export function fieldErrors(error: unknown): Record<string, string> {
+  if (!(error instanceof ApiError)) return {};
+  const found: Record<string, string> = {};
+  const list = error.problem.errors ?? [];
+  for (const item of list) {
+    const key = item.field.replace(/^body\./, '');
+    found[key] ??= item.message;
+  }
+  if (error.problem.field) {
+    const key = error.problem.field.replace(/^body\./, '');
+    found[key] ??= error.problem.detail;
+  }
+  return found;
+}
+
+/** One line for a user: the problem's detail, or a plain message for other errors. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError) return error.problem.detail || error.problem.title;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
