@@ -25,8 +25,7 @@ def dist(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def client(dist: Path) -> TestClient:
-    app = create_app(Settings())
-    mount_spa(app, dist)
+    app = create_app(Settings(ui_dist_dir=dist))
     mount_spa(app, dist)  # a second call is harmless
     return TestClient(app)
 
@@ -69,8 +68,7 @@ def test_api_and_docs_still_answer(client: TestClient) -> None:
 
 
 def test_no_build_serves_the_api_only(tmp_path: Path) -> None:
-    app = create_app(Settings())
-    mount_spa(app, tmp_path / "missing")
+    app = create_app(Settings(ui_dist_dir=tmp_path / "missing"))
     client = TestClient(app)
     assert client.get("/").status_code == 404
     assert client.get("/api/v1/health").status_code == 200

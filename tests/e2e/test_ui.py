@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -61,8 +60,7 @@ def ui_server(
         "SLICEPORTAL_ENVIRONMENT": Environment.TEST.value,
         "SLICEPORTAL_SECRET_KEY": SECRET,
         "SLICEPORTAL_LOGIN_ATTEMPTS_PER_MINUTE": "1000",
-        "SLICEPORTAL_UI_DIST": str(dist),
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "backend"), os.environ.get("PYTHONPATH", "")]),
+        "SLICEPORTAL_UI_DIST_DIR": str(dist),
     }
     _create_users(Settings(DATABASE_URL=database_url, REDIS_URL=redis_url, secret_key=SECRET))
     port = free_tcp_port()
@@ -74,9 +72,7 @@ def ui_server(
                 "-m",
                 "uvicorn",
                 "--factory",
-                "ui_app:create",
-                "--app-dir",
-                str(Path(__file__).parent),
+                "sliceportal.api.main:create_app",
                 "--host",
                 "127.0.0.1",
                 "--port",

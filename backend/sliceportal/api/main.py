@@ -19,7 +19,6 @@ from sliceportal.api import problems
 from sliceportal.api.router import api_router
 from sliceportal.api.spa import mount_spa
 from sliceportal.core.config import Settings, get_settings
-from sliceportal.core.paths import FRONTEND_DIST
 from sliceportal.db.session import create_db_engine, create_sessionmaker
 
 API_PREFIX = "/api/v1"
@@ -88,5 +87,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     problems.install(app)
     app.add_middleware(RequestIdMiddleware)
     app.include_router(api_router, prefix=API_PREFIX)
-    mount_spa(app, FRONTEND_DIST)
+    mount_spa(app, settings.ui_dist_dir)
     return app

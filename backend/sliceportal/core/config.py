@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from sliceportal.core.paths import P4_BUILD, P4INFO_PATH
+from sliceportal.core.paths import FRONTEND_DIST, P4_BUILD, P4INFO_PATH
 
 DEVELOPMENT_SECRET = "development-only-secret-change-me"
 
@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     db_connect_timeout_s: int = Field(default=5, ge=1)
     # The control plane (docs/controlplane.md).
     p4info_path: Path = P4INFO_PATH
+    ui_dist_dir: Path = FRONTEND_DIST
+    """The built UI the API serves at `/` (nothing is served there when it is not built)."""
     p4_device_config_path: Path = P4_BUILD / "sliceportal.json"
     p4rt_batch_size: int = Field(default=1000, ge=1, le=1000)
     p4rt_connect_timeout_s: float = Field(default=5.0, gt=0)
