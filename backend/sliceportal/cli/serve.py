@@ -2,20 +2,33 @@
 
 Uses the PostgreSQL and Redis named by `DATABASE_URL` / `REDIS_URL` when set; otherwise starts
 embedded ones from the Python wheels under `--data-dir`, so no Docker and no system service is
-needed. It migrates the database, creates a first admin (printing the password once) and serves
-the API. Ctrl-C stops everything it started.
+needed. It migrates the database and creates a first admin (printing the password once). Then,
+under a supervisor (`controlplane.supervisor`, which restarts a child that dies), it runs an
+emulated switch with the demo traffic, the Celery worker and beat, and the telemetry poller;
+registers the switches (the emulator and `SLICEPORTAL_BOOTSTRAP_SWITCHES`) with, on the first
+start, the paper's demo slices; deploys them; and serves the API. The children log to
+`--data-dir`/logs. Ctrl-C stops everything it started.
+
+docker-compose runs the same command with `--no-switch --no-workers`: its worker, beat, poller
+and BMv2 switch are services of their own.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
+import shutil
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 
+from sliceportal.cli import CliError
 from sliceportal.core import embedded
 from sliceportal.core.config import get_settings
+from sliceportal.emulator.defaults import DEFAULT_GRPC_ADDRESS
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,7 +38,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--data-dir",
         default=".sliceportal",
-        help="where embedded PostgreSQL and Redis keep their files (default: ./.sliceportal)",
+        help="where embedded PostgreSQL and Redis keep their files, and the logs "
+        "(default: ./.sliceportal)",
+    )
+    parser.add_argument(
+        "--switch",
+        default=DEFAULT_GRPC_ADDRESS,
+        metavar="HOST:PORT",
+        help=f"P4Runtime address of the emulated switch (default: {DEFAULT_GRPC_ADDRESS}; "
+        "another free port when it is taken)",
+    )
+    parser.add_argument("--no-switch", action="store_true", help="run no emulated switch")
+    parser.add_argument(
+        "--no-traffic", action="store_true", help="run the emulated switch without demo traffic"
+    )
+    parser.add_argument(
+        "--no-workers",
+        action="store_true",
+        help="run no Celery worker, beat and poller (they run elsewhere, as in docker-compose)",
     )
     parser.set_defaults(handler=serve)
 
@@ -35,14 +65,41 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
+def _sliceportal() -> str:
+    """This command's executable, beside the running Python (a venv) or on PATH (an image)."""
+    beside = Path(sys.executable).parent / "sliceportal"
+    return str(beside) if beside.exists() else shutil.which("sliceportal") or "sliceportal"
+
+
+def _switch_address(wanted: str) -> str:
+    """`wanted`, or the same host on a free port when something listens there already."""
+    host, _, port = wanted.rpartition(":")
+    if not host or not port.isdigit():
+        raise CliError(f"--switch {wanted!r} is not HOST:PORT")
+    if embedded.tcp_port_answers(host, int(port)):
+        return f"{host}:{embedded.free_tcp_port(host)}"
+    return wanted
+
+
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from sliceportal.api.main import create_app
+    from sliceportal.controlplane.bootstrap import (
+        BootstrapError,
+        SwitchSpec,
+        bootstrap,
+        demo_traffic,
+        parse_switches,
+    )
+    from sliceportal.controlplane.supervisor import Child, Supervisor, celery_children
+    from sliceportal.db.choices import SwitchKind
     from sliceportal.db.migrate import upgrade
+    from sliceportal.db.session import create_db_engine, create_sessionmaker
     from sliceportal.services.users import ensure_first_admin
 
     data_dir = Path(args.data_dir).resolve()
+    logs = data_dir / "logs"
     with contextlib.ExitStack() as stack:
         if not os.environ.get("DATABASE_URL"):
             server_url = embedded.start_embedded_postgres(data_dir / "postgres")
@@ -55,12 +112,59 @@ def serve(args: argparse.Namespace) -> int:
             _say(f"embedded Redis at {redis_server.url}")
         get_settings.cache_clear()
         settings = get_settings()
+        try:
+            switches = parse_switches(settings.bootstrap_switches)
+        except BootstrapError as exc:
+            raise CliError(f"SLICEPORTAL_BOOTSTRAP_SWITCHES: {exc}") from None
         upgrade(settings.database_url)
         created = ensure_first_admin(settings)
         if created is not None:
             username, password = created
             _say(f"created the first admin: user {username!r}, password {password!r}")
             _say("(shown once; change it under Users, or create another with create-admin)")
+
+        children = []
+        if not args.no_switch:
+            address = _switch_address(args.switch)
+            command = [sys.executable, "-m", "sliceportal.emulator", "--grpc", address]
+            if not args.no_traffic:
+                profile = data_dir / "demo-traffic.json"
+                profile.write_text(json.dumps(demo_traffic(), indent=2) + "\n")
+                command += ["--traffic", str(profile)]
+            children.append(Child("switch", command, log=logs / "switch.log"))
+            switches.insert(0, SwitchSpec("emulator", address, SwitchKind.EMULATOR))
+            _say(f"emulated switch on {address} (log: {logs / 'switch.log'})")
+        if not args.no_workers:
+            children += celery_children(logs, data_dir / "celerybeat-schedule")
+            sliceportal = shutil.which("sliceportal") or str(
+                Path(sys.executable).parent / "sliceportal"
+            )
+            children.append(Child("poller", [sliceportal, "poller"], log=logs / "poller.log"))
+            _say(f"Celery worker and beat, telemetry poller (logs: {logs})")
+        supervisor = Supervisor(children)
+        stack.callback(supervisor.stop)
+        supervisor.start()
+
+        engine = create_db_engine(settings)
+        with create_sessionmaker(engine)() as session:
+            ids = bootstrap(session, settings, switches)
+        engine.dispose()
+        if ids:
+            _say(f"deploying switch(es) {', '.join(s.name for s in switches)}")
         _say(f"sliceportal on http://{args.host}:{args.port}  (API docs at /docs; Ctrl-C stops)")
-        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+        # uvicorn shuts down on SIGINT/SIGTERM and then raises the signal again; handled here,
+        # it ends `run` and the children are stopped on the way out (SIGTERM's default action
+        # would end the process at once and leave them running).
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, _stop)
+        with contextlib.suppress(_Stopped):
+            uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
     return 0
+
+
+class _Stopped(Exception):
+    """SIGINT or SIGTERM after the server shut down."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped

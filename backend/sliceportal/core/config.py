@@ -54,7 +54,7 @@ class Settings(BaseSettings):
     p4rt_cells_per_read: int = Field(default=4096, ge=1)
     reconcile_interval_s: float = Field(default=10.0, gt=0)
     switch_probe_interval_s: float = Field(default=2.0, gt=0)
-    outbox_dispatch_interval_s: float = Field(default=1.0, gt=0)
+    outbox_dispatch_interval_s: float = Field(default=5.0, gt=0)
     task_visibility_timeout_s: int = Field(default=60, ge=1)
     bootstrap_switches: str = ""
     # Telemetry and alerts (docs/telemetry.md).

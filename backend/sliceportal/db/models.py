@@ -114,6 +114,10 @@ class Switch(ChangeLogged, Timestamped, Base):
     tls_cert_path: Mapped[str | None] = mapped_column(sa.String(1024))
     tls_key_path: Mapped[str | None] = mapped_column(sa.String(1024))
 
+    sync: Mapped[SwitchSync | None] = relationship(
+        lazy="selectin", cascade="all, delete-orphan", passive_deletes=True
+    )
+
 
 class Link(ChangeLogged, Timestamped, Base):
     """An egress port of a switch: capacity, strict-priority queues and the delay model."""
@@ -185,6 +189,8 @@ class Slice(ChangeLogged, Timestamped, Base):
     state: Mapped[SliceState] = mapped_column(
         choice_type(SliceState, "slice_state"), server_default=SliceState.PENDING
     )
+    state_detail: Mapped[str | None] = mapped_column(sa.Text)
+    """Why a slice is not active yet, or failed (the switch's error text); set by the workers."""
 
     sla: Mapped[SliceSla] = relationship(
         cascade="all, delete-orphan", passive_deletes=True, lazy="raise"
@@ -279,6 +285,80 @@ class SliceLink(Base):
     )
     link_id: Mapped[int] = mapped_column(primary_key=True, index=True)
     switch_id: Mapped[int] = mapped_column()
+
+
+class SwitchSync(Base):
+    """What the control plane last saw of a switch, written by the workers only.
+
+    Apart from `switches` because it changes with every reconciliation: the operator's row
+    keeps its `updated_at` and change log meaningful, and a worker never waits on its locks.
+    """
+
+    __tablename__ = "switch_sync"
+    __table_args__ = (
+        sa.CheckConstraint("entries_desired >= 0", name="entries_desired_non_negative"),
+        sa.CheckConstraint("entries_installed >= 0", name="entries_installed_non_negative"),
+    )
+
+    switch_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("switches.id", ondelete="CASCADE"), primary_key=True
+    )
+    pipeline_cookie: Mapped[str | None] = mapped_column(sa.String(16))
+    """The cookie the switch reported, in hex (None: no pipeline, or one without a cookie)."""
+    pipeline_in_sync: Mapped[bool] = mapped_column(server_default=sa.false())
+    last_reconcile_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    last_contact_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    last_error: Mapped[str | None] = mapped_column(sa.Text)
+    entries_desired: Mapped[int] = mapped_column(server_default="0")
+    entries_installed: Mapped[int] = mapped_column(server_default="0")
+
+
+class SliceDeployment(Base):
+    """A slice's entries on one switch it crosses, as the last reconciliation there found them:
+    `digest` of the entries the switch confirmed (read back), or the `error` that kept them off.
+
+    A slice is active when every switch it crosses confirmed the entries it asks for now (the
+    digests match), so a change of the slice makes it pending again without anyone resetting
+    these rows. Deleted with the slice's DP_SID row on that switch.
+    """
+
+    __tablename__ = "slice_deployments"
+    __table_args__ = (
+        sa.ForeignKeyConstraint(
+            ["slice_id", "switch_id"],
+            ["slice_switches.slice_id", "slice_switches.switch_id"],
+            ondelete="CASCADE",
+        ),
+    )
+
+    slice_id: Mapped[int] = mapped_column(primary_key=True)
+    switch_id: Mapped[int] = mapped_column(primary_key=True)
+    digest: Mapped[str | None] = mapped_column(sa.String(32))
+    error: Mapped[str | None] = mapped_column(sa.Text)
+    confirmed_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+
+
+class OutboxMessage(Base):
+    """A Celery task to send once the transaction that wrote the row commits (transactional
+    outbox): the dispatcher turns committed rows into tasks and marks them dispatched, so a
+    crash between a commit and the enqueue loses nothing. An insert notifies the channel
+    `sliceportal_outbox` (trigger in the migration), which PostgreSQL delivers at commit."""
+
+    __tablename__ = "outbox"
+    __table_args__ = (
+        sa.Index("ix_outbox_pending", "id", postgresql_where=sa.text("dispatched_at IS NULL")),
+    )
+
+    id: Mapped[int] = mapped_column(sa.BigInteger, sa.Identity(), primary_key=True)
+    created_at: Mapped[dt.datetime] = mapped_column(
+        sa.DateTime(timezone=True), server_default=sa.func.now()
+    )
+    task: Mapped[str] = mapped_column(sa.String(200))
+    args: Mapped[list[Any]] = mapped_column(postgresql.JSONB, server_default="[]")
+    dispatched_at: Mapped[dt.datetime | None] = mapped_column(
+        sa.DateTime(timezone=True), index=True
+    )
+    task_id: Mapped[str | None] = mapped_column(sa.String(64))
 
 
 class ChangeLogEntry(Base):

@@ -9,6 +9,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from sliceportal.api.schemas.links import LinkCreate, LinkUpdate
+from sliceportal.controlplane import outbox
 from sliceportal.core.config import Settings
 from sliceportal.db.models import Link, SliceLink, Switch
 from sliceportal.domain import Model
@@ -40,6 +41,8 @@ def update_link(session: Session, context: ChangeContext, link_id: int, data: Li
         loads = admission.stored_loads(session, [proposed])
         admission.check_queues(proposed, loads[link.id], field="queue_count")
         admission.check_links(session, f"this change of link {link.name!r}", [proposed], loads)
+    if "port" in values:  # the slices' entries on the switch key on the egress port
+        outbox.request_reconcile(session, [link.switch_id])
     return crud.update(session, context, link, values)
 
 

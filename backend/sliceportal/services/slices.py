@@ -15,6 +15,7 @@ from sqlalchemy import Select, delete, exists, func, literal, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from sliceportal.api.schemas.slices import SliceCreate, SliceUpdate
+from sliceportal.controlplane import outbox
 from sliceportal.db.choices import ChangeAction, QueueScheme, SliceState
 from sliceportal.db.models import (
     MAX_DP_SID,
@@ -239,6 +240,7 @@ def create_slice(session: Session, context: ChangeContext, data: SliceCreate) ->
     _set_links(session, row, switches, links, data.dp_sid)
     session.flush()
     crud.log(session, context, ChangeAction.CREATE, row, before=None)
+    outbox.request_reconcile(session, (r.switch_id for r in row.switch_rows))
     session.commit()
     return row
 
@@ -248,6 +250,7 @@ def update_slice(
 ) -> Slice:
     row = get_slice(session, slice_id, lock=True)
     before = row.snapshot()
+    crossed = {r.switch_id for r in row.switch_rows}
     given = data.model_dump(exclude_unset=True, exclude={"sla", "link_ids", "burst_bytes"})
     columns = {column.key for column in Slice.__table__.columns}
     values = {key: getattr(row, key) for key in columns} | given
@@ -272,6 +275,7 @@ def update_slice(
             setattr(row.sla, key, value)
     session.flush()
     crud.log(session, context, ChangeAction.UPDATE, row, before=before)
+    outbox.request_reconcile(session, crossed | {r.switch_id for r in row.switch_rows})
     session.commit()
     return row
 
@@ -284,4 +288,5 @@ def delete_slice(session: Session, context: ChangeContext, slice_id: int) -> Non
     changes.record(
         session, context, ChangeAction.DELETE, row.entity_type, row.id, row.name, before=before
     )
+    outbox.request_reconcile(session, (r.switch_id for r in row.switch_rows))
     session.commit()

@@ -1,4 +1,5 @@
-"""Switches: created `unknown`; the control-plane workers move their state."""
+"""Switches: created `unknown`; the control-plane workers move their state. Creating or changing
+a switch has it reconciled (contacted, deployed) once the transaction commits."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from sliceportal.api.schemas.switches import SwitchCreate, SwitchUpdate
+from sliceportal.controlplane import outbox
 from sliceportal.db.models import Link, Switch
 from sliceportal.services import crud
 from sliceportal.services.changes import ChangeContext
@@ -13,13 +15,18 @@ from sliceportal.services.errors import ConflictError
 
 
 def create_switch(session: Session, context: ChangeContext, data: SwitchCreate) -> Switch:
-    return crud.create(session, context, Switch(**data.model_dump()))
+    switch = Switch(**data.model_dump())
+    session.add(switch)
+    session.flush()
+    outbox.request_reconcile(session, [switch.id])
+    return crud.create(session, context, switch)
 
 
 def update_switch(
     session: Session, context: ChangeContext, switch_id: int, data: SwitchUpdate
 ) -> Switch:
     switch = crud.get(session, Switch, switch_id, lock=True)
+    outbox.request_reconcile(session, [switch_id])
     return crud.update(session, context, switch, data.model_dump(exclude_unset=True))
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import kombu.exceptions
 from fastapi import APIRouter, status
 
 from sliceportal.api.deps import (
@@ -7,16 +8,21 @@ from sliceportal.api.deps import (
     OperatorUser,
     PageDep,
     SessionDep,
+    SettingsDep,
     ViewerUser,
     paginate,
     select_where,
 )
+from sliceportal.api.problems import service_unavailable
 from sliceportal.api.schemas.switches import (
     SwitchCreate,
     SwitchesPublic,
     SwitchPublic,
+    SwitchTaskAccepted,
     SwitchUpdate,
 )
+from sliceportal.controlplane.tasks import send_reconcile
+from sliceportal.core.config import Settings
 from sliceportal.db.choices import SwitchKind, SwitchState
 from sliceportal.db.models import Switch
 from sliceportal.services import crud
@@ -71,3 +77,33 @@ def delete_switch(
 ) -> None:
     """Delete a switch without links (409 otherwise)."""
     service.delete_switch(session, context, switch_id)
+
+
+def _queue(settings: Settings, switch_id: int, *, deploy: bool) -> SwitchTaskAccepted:
+    try:
+        task_id = send_reconcile(settings, switch_id, deploy=deploy)
+    except kombu.exceptions.OperationalError:
+        raise service_unavailable(
+            "redis-unavailable", "the task queue (Redis) cannot be reached now"
+        ) from None
+    return SwitchTaskAccepted(task_id=task_id, switch_id=switch_id, deploy=deploy)
+
+
+@router.post("/{switch_id}/deploy", status_code=status.HTTP_202_ACCEPTED)
+def deploy_switch(
+    session: SessionDep, settings: SettingsDep, _: OperatorUser, switch_id: int
+) -> SwitchTaskAccepted:
+    """Queue a deploy: push the portal's pipeline unless the switch reports its cookie, then
+    reconcile the entries. 503 when the task queue is down."""
+    crud.get(session, Switch, switch_id)
+    return _queue(settings, switch_id, deploy=True)
+
+
+@router.post("/{switch_id}/reconcile", status_code=status.HTTP_202_ACCEPTED)
+def reconcile_switch(
+    session: SessionDep, settings: SettingsDep, _: OperatorUser, switch_id: int
+) -> SwitchTaskAccepted:
+    """Queue a reconciliation: write what the switch lacks, remove what it should not hold,
+    re-push the pipeline if the switch lost it. 503 when the task queue is down."""
+    crud.get(session, Switch, switch_id)
+    return _queue(settings, switch_id, deploy=False)

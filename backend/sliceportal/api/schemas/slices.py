@@ -120,6 +120,9 @@ class SlicePublic(PublicModel):
     link_ids: list[int]
     dp_sids: list[DpSidPublic] = Field(validation_alias="switch_rows")
     state: SliceState
+    state_detail: str | None = Field(
+        description="why the slice is not active yet, or the error that failed it"
+    )
     created_at: dt.datetime
     updated_at: dt.datetime
 

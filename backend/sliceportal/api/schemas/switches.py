@@ -73,6 +73,20 @@ class SwitchUpdate(PatchModel):
     tls_key_path: Path | None = None
 
 
+class SwitchSyncPublic(PublicModel):
+    """What the control plane last saw of the switch (`state` says whether it answered)."""
+
+    pipeline_cookie: str | None = Field(
+        description="cookie of the switch's pipeline, hex; null: none, or not read yet"
+    )
+    pipeline_in_sync: bool = Field(description="the switch runs the portal's pipeline")
+    last_reconcile_at: dt.datetime | None
+    last_contact_at: dt.datetime | None
+    last_error: str | None
+    entries_desired: int = Field(description="table entries the slices need on the switch")
+    entries_installed: int = Field(description="table entries the switch held when read back")
+
+
 class SwitchPublic(PublicModel):
     id: int
     name: str
@@ -85,8 +99,18 @@ class SwitchPublic(PublicModel):
     tls_ca_path: str | None
     tls_cert_path: str | None
     tls_key_path: str | None
+    sync: SwitchSyncPublic | None = Field(description="null until a worker reconciled it")
     created_at: dt.datetime
     updated_at: dt.datetime
 
 
 SwitchesPublic = Page[SwitchPublic]
+
+
+class SwitchTaskAccepted(PublicModel):
+    """A deploy or reconciliation was queued; its transitions appear in the change log under
+    the request id `worker:<task_id>`."""
+
+    task_id: str
+    switch_id: int
+    deploy: bool

@@ -1,0 +1,1 @@
+"""The control plane: deploy, reconcile, the outbox and their Celery tasks."""

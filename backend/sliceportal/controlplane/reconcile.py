@@ -1,0 +1,392 @@
+"""Reconciling one switch with the database: the control plane's one operation.
+
+Under a per-switch advisory lock (two reconciliations of one switch never interleave):
+
+1. read the switch row and the slices crossing it, translate them (`desired.intents`) and merge
+   them (`domain.reconcile.desired_state`);
+2. ask the switch for its pipeline cookie: push the pipeline when it has none (a restarted
+   switch), or when deploying and it runs another one; a reconciliation leaves a foreign
+   pipeline alone and says so;
+3. read its entries back, `plan` the difference, mark the slices about to be written
+   `deploying`, write the plan (batches of at most 1,000, each update with its own outcome)
+   and read back again;
+4. in one transaction: per slice on this switch, record what the switch confirmed
+   (`SliceDeployment`: digest of the confirmed entries, or the error), then move the slice to
+   `active` when every switch it crosses confirmed what it asks for now, to `failed` with the
+   switch's (or the translation's) error text, or leave it waiting; and record the switch's
+   status (`SwitchSync`) and reachability.
+
+Every state change is logged in the change log as the system (user None) with the task's
+request id. Row locks are taken in the API's order (slices by id, then the switch row), so a
+worker and a request never deadlock. Talking to the switch happens with no transaction open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session, sessionmaker
+
+from sliceportal.controlplane.desired import intents
+from sliceportal.db.choices import ChangeAction, SliceState, SwitchState
+from sliceportal.db.models import Slice, SliceDeployment, SliceSwitch, Switch, SwitchSync
+from sliceportal.domain import reconcile as rc
+from sliceportal.domain.dataplane import TableEntry
+from sliceportal.services import crud
+from sliceportal.services.changes import ChangeContext
+from sliceportal.services.slices import slice_query
+from sliceportal.switches.p4runtime import (
+    Pipeline,
+    SessionPool,
+    SwitchError,
+    SwitchSession,
+    SwitchTarget,
+    TransientSwitchError,
+)
+
+logger = logging.getLogger(__name__)
+
+LOCK_NAMESPACE = 0x511CE
+"""First key of `pg_advisory_lock(int4, int4)` for switch locks (the second is the switch id).
+PostgreSQL keeps two-key locks apart from one-key ones such as the migrations' lock."""
+LOCK_WAIT_S = 120.0
+"""How long a reconciliation waits for another one of the same switch to finish."""
+
+
+class Outcome(StrEnum):
+    GONE = "gone"
+    BUSY = "busy"
+    IN_SYNC = "in sync"
+    APPLIED = "applied"
+    FOREIGN_PIPELINE = "foreign pipeline"
+    REFUSED = "refused"
+    UNREACHABLE = "unreachable"
+
+
+@dataclass
+class Report:
+    """What one reconciliation did, returned by the tasks (and logged by Celery)."""
+
+    switch_id: int
+    outcome: Outcome
+    pipeline_pushed: bool = False
+    inserted: int = 0
+    modified: int = 0
+    deleted: int = 0
+    failed: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return {**dataclasses.asdict(self), "outcome": self.outcome.value}
+
+
+@contextlib.contextmanager
+def switch_lock(engine: sa.Engine, switch_id: int, *, wait: bool) -> Iterator[bool]:
+    """Hold the switch's session-level advisory lock while the block runs; yields False when
+    `wait` is off and another reconciliation holds it. A crashed worker's lock dies with its
+    connection."""
+    with engine.connect() as conn:
+        if wait:
+            conn.execute(sa.text(f"SET LOCAL lock_timeout = {int(LOCK_WAIT_S * 1000)}"))
+            conn.execute(sa.select(sa.func.pg_advisory_lock(LOCK_NAMESPACE, switch_id)))
+            locked = True
+        else:
+            locked = bool(
+                conn.execute(
+                    sa.select(sa.func.pg_try_advisory_lock(LOCK_NAMESPACE, switch_id))
+                ).scalar_one()
+            )
+        conn.commit()
+        try:
+            yield locked
+        finally:
+            if locked:
+                try:
+                    conn.execute(sa.select(sa.func.pg_advisory_unlock(LOCK_NAMESPACE, switch_id)))
+                    conn.commit()
+                except sa.exc.DBAPIError:  # the server went away, and the lock with it
+                    conn.invalidate()
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass
+class _Written:
+    """The outcome of writing a plan: errors per slice (owners of refused entries) and the
+    refused deletions, which belong to no slice."""
+
+    slice_errors: dict[int, str] = dataclasses.field(default_factory=dict)
+    switch_errors: list[str] = dataclasses.field(default_factory=list)
+    failed: int = 0
+
+
+class Reconciler:
+    """Reconciles switches for one task run (`context` names the task in the change log)."""
+
+    def __init__(
+        self, engine: sa.Engine, pool: SessionPool, pipeline: Pipeline, context: ChangeContext
+    ) -> None:
+        self.engine = engine
+        self.sessions: sessionmaker[Session] = sessionmaker(engine, expire_on_commit=False)
+        self.pool = pool
+        self.pipeline = pipeline
+        self.context = context
+
+    def run(self, switch_id: int, *, deploy: bool = False, wait: bool = True) -> Report:
+        """Reconcile one switch. TransientSwitchError propagates (after recording the switch
+        unreachable), so the task retries; other switch errors are recorded and reported."""
+        with switch_lock(self.engine, switch_id, wait=wait) as locked:
+            if not locked:
+                return Report(switch_id, Outcome.BUSY)
+            return self._run_locked(switch_id, deploy)
+
+    def _run_locked(self, switch_id: int, deploy: bool) -> Report:
+        with self.sessions() as db:
+            switch = db.get(Switch, switch_id)
+            if switch is None:
+                self.pool.drop(switch_id)
+                return Report(switch_id, Outcome.GONE)
+            target, name = SwitchTarget.of(switch), switch.name
+            wanted = rc.desired_state(intents(db, switch_id=switch_id).values())
+        session: SwitchSession | None = None
+        try:
+            session = self.pool.get(target)
+            return self._sync(session, switch_id, name, wanted, deploy)
+        except TransientSwitchError as exc:
+            self.pool.drop(switch_id)
+            self._switch_problem(switch_id, SwitchState.UNREACHABLE, f"unreachable: {exc}")
+            raise
+        except SwitchError as exc:
+            self._switch_problem(switch_id, SwitchState.REACHABLE, f"refused: {exc}")
+            return Report(switch_id, Outcome.REFUSED)
+        finally:
+            if session is not None:
+                session.release_mastership()
+
+    def _sync(
+        self, session: SwitchSession, switch_id: int, name: str, wanted: rc.Desired, deploy: bool
+    ) -> Report:
+        report = Report(switch_id, Outcome.IN_SYNC)
+        cookie = session.pipeline_cookie()
+        if cookie != self.pipeline.cookie:
+            if cookie is not None and not deploy:
+                self._switch_problem(
+                    switch_id,
+                    SwitchState.REACHABLE,
+                    f"runs another pipeline (cookie {cookie:016x}); deploy the switch to "
+                    "replace it",
+                    cookie=cookie,
+                )
+                return Report(switch_id, Outcome.FOREIGN_PIPELINE)
+            session.push_pipeline(self.pipeline.cookie)
+            report.pipeline_pushed = True
+        actual = session.read_entries()
+        plan = rc.plan(wanted.entries, actual)
+        written = _Written()
+        if plan:
+            report.outcome = Outcome.APPLIED
+            report.inserted = plan.count(rc.UpdateKind.INSERT)
+            report.modified = plan.count(rc.UpdateKind.MODIFY)
+            report.deleted = plan.count(rc.UpdateKind.DELETE)
+            self._mark_deploying(name, wanted, plan)
+            written = _write(session, name, wanted, plan)
+            report.failed = written.failed
+            actual = session.read_entries()
+        self._record(switch_id, rc.index_entries(actual), written)
+        return report
+
+    # -- database ---------------------------------------------------------------------------
+
+    def _transition(self, db: Session, row: Slice, state: SliceState, detail: str | None) -> None:
+        """Move a (locked) slice to `state`, logged; nothing when nothing changes."""
+        if row.state is state and row.state_detail == detail:
+            return
+        before = row.snapshot()
+        row.state = state
+        row.state_detail = detail
+        db.flush()
+        crud.log(db, self.context, ChangeAction.UPDATE, row, before=before)
+
+    def _set_reachability(self, db: Session, switch: Switch, state: SwitchState) -> SwitchSync:
+        """Record the switch's reachability (logged when it changes); its status row."""
+        if switch.state is not state:
+            before = switch.snapshot()
+            switch.state = state
+            db.flush()
+            crud.log(db, self.context, ChangeAction.UPDATE, switch, before=before)
+        if switch.sync is None:
+            switch.sync = SwitchSync(switch_id=switch.id, entries_desired=0, entries_installed=0)
+        switch.sync.last_reconcile_at = _now()
+        if state is SwitchState.REACHABLE:
+            switch.sync.last_contact_at = switch.sync.last_reconcile_at
+        return switch.sync
+
+    def _locked_slices(self, db: Session, switch_id: int, *, waiting: bool = False) -> list[Slice]:
+        """The slices crossing the switch (only pending/deploying ones when `waiting`), locked
+        in id order."""
+        query = (
+            slice_query()
+            .where(
+                Slice.id.in_(
+                    sa.select(SliceSwitch.slice_id).where(SliceSwitch.switch_id == switch_id)
+                )
+            )
+            .order_by(Slice.id)
+            .with_for_update(of=Slice)
+        )
+        if waiting:
+            query = query.where(Slice.state.in_([SliceState.PENDING, SliceState.DEPLOYING]))
+        return list(db.scalars(query))
+
+    def _mark_deploying(self, name: str, wanted: rc.Desired, plan: rc.Plan) -> None:
+        """Pending slices whose entries are about to be written become `deploying`."""
+        owners = {
+            owner
+            for update in plan.updates
+            if update.kind is not rc.UpdateKind.DELETE
+            for owner in wanted.owners.get(rc.entry_key(update.entry), ())
+        }
+        if not owners:
+            return
+        with self.sessions() as db:
+            rows = db.scalars(
+                slice_query()
+                .where(Slice.id.in_(owners), Slice.state == SliceState.PENDING)
+                .order_by(Slice.id)
+                .with_for_update(of=Slice)
+            )
+            for row in rows:
+                self._transition(db, row, SliceState.DEPLOYING, f"writing to switch {name!r}")
+            db.commit()
+
+    def _switch_problem(
+        self, switch_id: int, state: SwitchState, error: str, *, cookie: int | None = None
+    ) -> None:
+        """The switch cannot take entries now: say why on it and on the slices waiting for it
+        (slices being written go back to pending; active ones stay, as nothing changed)."""
+        with self.sessions() as db:
+            switch = db.get(Switch, switch_id)
+            if switch is None:
+                return
+            for row in self._locked_slices(db, switch_id, waiting=True):
+                self._transition(
+                    db, row, SliceState.PENDING, f"waiting for switch {switch.name!r}: {error}"
+                )
+            sync = self._set_reachability(db, switch, state)
+            sync.last_error = error
+            if cookie is not None:
+                sync.pipeline_cookie = f"{cookie:016x}"
+                sync.pipeline_in_sync = False
+            db.commit()
+
+    def _record(
+        self, switch_id: int, present: Mapping[rc.Key, TableEntry], written: _Written
+    ) -> None:
+        with self.sessions() as db:
+            switch = db.get(Switch, switch_id)
+            if switch is None:
+                return
+            rows = self._locked_slices(db, switch_id)
+            ids = [row.id for row in rows]
+            now_intents = intents(db, slice_ids=ids)
+            here = rc.desired_state(i for (_, on), i in now_intents.items() if on == switch_id)
+            deployments = {
+                (d.slice_id, d.switch_id): d
+                for d in db.scalars(
+                    sa.select(SliceDeployment).where(SliceDeployment.slice_id.in_(ids))
+                )
+            }
+            involved = {on for _, on in now_intents} | {switch_id}
+            named = sa.select(Switch.id, Switch.name).where(Switch.id.in_(involved))
+            switch_names = dict(db.execute(named).tuples().all())
+            now = _now()
+            for row in rows:
+                intent = now_intents.get((row.id, switch_id))
+                error = here.rejected.get(row.id) or written.slice_errors.get(row.id)
+                ok = error is None and intent is not None and rc.confirmed(intent, present)
+                deployment = deployments.get((row.id, switch_id))
+                if deployment is None:
+                    deployment = SliceDeployment(slice_id=row.id, switch_id=switch_id)
+                    db.add(deployment)
+                    deployments[(row.id, switch_id)] = deployment
+                if ok and intent is not None:
+                    digest = rc.entries_digest(intent.entries)
+                    if deployment.digest != digest:
+                        deployment.digest, deployment.confirmed_at = digest, now
+                else:
+                    deployment.digest = None
+                deployment.error = error
+                state, detail = _slice_status(row, deployments, now_intents, switch_names)
+                self._transition(db, row, state, detail)
+            sync = self._set_reachability(db, switch, SwitchState.REACHABLE)
+            sync.pipeline_cookie = f"{self.pipeline.cookie:016x}"
+            sync.pipeline_in_sync = True
+            sync.last_error = "; ".join(written.switch_errors) or None
+            sync.entries_desired = len(here.entries)
+            sync.entries_installed = len(present)
+            db.commit()
+
+
+def _write(session: SwitchSession, name: str, wanted: rc.Desired, plan: rc.Plan) -> _Written:
+    """Write the plan step by step; map each refused update back to the slices needing it."""
+    written = _Written()
+    for step in plan.steps:
+        for update, outcome in zip(step, session.write(step), strict=True):
+            if outcome.ok:
+                continue
+            written.failed += 1
+            key = rc.entry_key(update.entry)
+            text = f"switch {name!r} refused the {update.kind} of {rc.describe(key)}: {outcome}"
+            if update.kind is rc.UpdateKind.DELETE:
+                written.switch_errors.append(text)
+            for owner in wanted.owners.get(key, ()):
+                written.slice_errors.setdefault(owner, text)
+    return written
+
+
+def _slice_status(
+    row: Slice,
+    deployments: Mapping[tuple[int, int], SliceDeployment],
+    now_intents: Mapping[tuple[int, int], rc.SliceIntent],
+    switch_names: Mapping[int, str],
+) -> tuple[SliceState, str | None]:
+    """A slice's state from what each switch it crosses confirmed: active when all of them
+    hold exactly what it asks for now, failed when one refused it (or cannot hold it)."""
+    crossed = [r.switch_id for r in row.switch_rows]
+    errors = [
+        f"on switch {switch_names.get(on, on)!r}: {d.error}"
+        for on in crossed
+        if (d := deployments.get((row.id, on))) is not None and d.error is not None
+    ]
+    if errors:
+        return SliceState.FAILED, "; ".join(errors)
+    waiting = [
+        switch_names.get(on, str(on))
+        for on in crossed
+        if not _confirmed_on(deployments.get((row.id, on)), now_intents.get((row.id, on)))
+    ]
+    if not waiting:
+        return SliceState.ACTIVE, None
+    state = row.state if row.state in (SliceState.PENDING, SliceState.DEPLOYING) else None
+    return state or SliceState.PENDING, f"waiting for switch {_names(waiting)}"
+
+
+def _confirmed_on(deployment: SliceDeployment | None, intent: rc.SliceIntent | None) -> bool:
+    return (
+        deployment is not None
+        and intent is not None
+        and intent.error is None
+        and deployment.digest == rc.entries_digest(intent.entries)
+    )
+
+
+def _names(names: Iterable[str]) -> str:
+    return ", ".join(repr(name) for name in names)

@@ -1,0 +1,252 @@
+"""Reconciliation by diff, pure: what a switch should hold against what it holds.
+
+The control plane never assumes a switch's state. It builds the entries the database asks for
+(`desired_state`, from one `SliceIntent` per slice), reads the switch's entries back, and
+`plan` turns the two into the updates that make them equal: INSERT what is missing, MODIFY
+what differs, DELETE what is extra. Applying a plan and planning again gives an empty plan, so
+running a reconciliation twice changes nothing.
+
+Entries are compared by key (table and match, whatever order the fields come in) and by body
+(action and parameters, in any order), so an entry read back in the switch's canonical form
+equals the one the translation produced.
+
+Routes: the database has no routing table yet, so the IPv4 routes a switch needs come from the
+slices themselves: each destination prefix of a slice is routed out of the egress port of the
+link the slice crosses there, to the next-hop MAC `port_mac(port)`. Slices that share a prefix
+and a port share the route; a slice whose prefix is already routed out of another port cannot
+be installed (`desired_state` rejects it, naming the other slice).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from sliceportal.domain.dataplane import (
+    PREFIX_CLASSIFIER,
+    ROUTE_TABLE,
+    SLICE_POLICY,
+    VLAN_CLASSIFIER,
+    DataplaneSlice,
+    FieldMatch,
+    Route,
+    TableEntry,
+    route_entry,
+    slice_entries,
+)
+
+Key = tuple[str, tuple[FieldMatch, ...]]
+"""What identifies an entry on a switch: its table and its match, fields sorted by name."""
+
+INSTALL_ORDER: tuple[tuple[str, ...], ...] = (
+    (SLICE_POLICY,),
+    (VLAN_CLASSIFIER, PREFIX_CLASSIFIER),
+    (ROUTE_TABLE,),
+)
+"""Tables in the order their entries are installed: a slice's policy before the classifier
+entries that send packets to it, classification before the route that lets the packets in.
+Entries are removed in the reverse order, so traffic is never classified into a DP_SID whose
+policy is gone. Each group is a separate step (a barrier between Write RPCs), since a P4Runtime
+server may apply the updates of one batch in any order."""
+
+MANAGED_TABLES: tuple[str, ...] = tuple(table for group in INSTALL_ORDER for table in group)
+"""Every table of the program; the portal owns all their entries (others are deleted)."""
+
+
+class UpdateKind(StrEnum):
+    INSERT = "insert"
+    MODIFY = "modify"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True)
+class EntryUpdate:
+    kind: UpdateKind
+    entry: TableEntry
+
+
+def entry_key(entry: TableEntry) -> Key:
+    return (entry.table, tuple(sorted(entry.match, key=lambda match: match.field)))
+
+
+def same_action(a: TableEntry, b: TableEntry) -> bool:
+    """True when two entries do the same thing (parameters compared by name, not position)."""
+    return a.action == b.action and sorted(a.params) == sorted(b.params)
+
+
+def port_mac(port: int) -> str:
+    """The next-hop MAC of routes out of `port`: locally administered, 02:00:00:00:PP:PP."""
+    return f"02:00:00:00:{port >> 8:02x}:{port & 0xFF:02x}"
+
+
+def slice_routes(slice_: DataplaneSlice) -> tuple[Route, ...]:
+    """The routes a slice's traffic needs: its destination prefixes out of its egress port."""
+    return tuple(
+        Route(prefix, slice_.egress_port, port_mac(slice_.egress_port))
+        for prefix in slice_.ipv4_dst_prefixes
+    )
+
+
+@dataclass(frozen=True)
+class SliceIntent:
+    """What one slice asks of one switch: its entries, or why it cannot have any."""
+
+    slice_id: int
+    name: str
+    entries: tuple[TableEntry, ...] = ()
+    error: str | None = None
+
+
+def slice_intent(slice_id: int, name: str, placements: Sequence[DataplaneSlice]) -> SliceIntent:
+    """The entries of a slice on one switch: one placement per link it crosses there (same
+    DP_SID, different egress ports), each with its classifier entries, policy and routes.
+    Placements share the policy entry (it is keyed by DP_SID only)."""
+    entries: dict[Key, TableEntry] = {}
+    for placement in placements:
+        produced = slice_entries(placement) + tuple(map(route_entry, slice_routes(placement)))
+        for entry in produced:
+            key = entry_key(entry)
+            if key in entries and not same_action(entries[key], entry):
+                return SliceIntent(
+                    slice_id, name, error=f"two of its links need different {entry.table} entries"
+                )
+            entries[key] = entry
+    return SliceIntent(slice_id, name, tuple(entries.values()))
+
+
+@dataclass(frozen=True)
+class Desired:
+    """The entries a switch should hold, who needs each, and the slices left out (and why)."""
+
+    entries: dict[Key, TableEntry] = field(default_factory=dict)
+    owners: dict[Key, list[int]] = field(default_factory=dict)
+    rejected: dict[int, str] = field(default_factory=dict)
+
+
+def describe(key: Key) -> str:
+    """An entry key for people: `vlan_classifier egress_port=1 vlan_id=10 ipv4_dst=10.0.0.0/8`."""
+    table, match = key
+    parts = []
+    for m in match:
+        if m.prefix_len is None:
+            parts.append(f"{m.field}={m.value}")
+        else:
+            network = ipaddress.IPv4Network((m.value, m.prefix_len))
+            parts.append(f"{m.field}={network}")
+    return " ".join([table.rsplit(".", 1)[-1], *parts]) if parts else table.rsplit(".", 1)[-1]
+
+
+def desired_state(intents: Iterable[SliceIntent]) -> Desired:
+    """Merge the slices' intents, oldest slice (lowest id) first.
+
+    Identical entries are shared (two slices routing one prefix out of one port); a slice
+    needing an entry that an earlier slice holds with another action is rejected whole, so a
+    slice is either completely on the switch or not at all.
+    """
+    desired = Desired()
+    names: dict[int, str] = {}
+    for intent in sorted(intents, key=lambda i: i.slice_id):
+        names[intent.slice_id] = intent.name
+        if intent.error is not None:
+            desired.rejected[intent.slice_id] = intent.error
+            continue
+        clash = next(
+            (
+                key
+                for key, entry in ((entry_key(e), e) for e in intent.entries)
+                if key in desired.entries and not same_action(desired.entries[key], entry)
+            ),
+            None,
+        )
+        if clash is not None:
+            holder = names[desired.owners[clash][0]]
+            desired.rejected[intent.slice_id] = (
+                f"its entry {describe(clash)} collides with slice {holder!r}, which holds that "
+                "key with another action"
+            )
+            continue
+        for entry in intent.entries:
+            key = entry_key(entry)
+            desired.entries.setdefault(key, entry)
+            desired.owners.setdefault(key, []).append(intent.slice_id)
+    return desired
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Updates in steps: each step is written after the previous one, in batches."""
+
+    steps: tuple[tuple[EntryUpdate, ...], ...] = ()
+
+    @property
+    def updates(self) -> tuple[EntryUpdate, ...]:
+        return tuple(update for step in self.steps for update in step)
+
+    def count(self, kind: UpdateKind) -> int:
+        return sum(update.kind is kind for step in self.steps for update in step)
+
+    def __bool__(self) -> bool:
+        return bool(self.steps)
+
+
+def index_entries(entries: Iterable[TableEntry]) -> dict[Key, TableEntry]:
+    return {entry_key(entry): entry for entry in entries}
+
+
+def plan(desired: Mapping[Key, TableEntry], actual: Iterable[TableEntry]) -> Plan:
+    """The updates that turn the switch's `actual` entries into `desired` (by key).
+
+    Steps: DELETEs of the extra entries, table group by table group in the reverse of
+    `INSTALL_ORDER`, then MODIFYs and INSERTs in `INSTALL_ORDER` (a MODIFY first within its
+    group). Deleting first also frees table space for the inserts.
+    """
+    present = index_entries(actual)
+    group_of = {table: i for i, group in enumerate(INSTALL_ORDER) for table in group}
+    last = len(INSTALL_ORDER)  # tables outside the program (never read back) sort last
+    deletes: list[list[EntryUpdate]] = [[] for _ in range(last + 1)]
+    writes: list[list[EntryUpdate]] = [[] for _ in range(last + 1)]
+    for key, entry in present.items():
+        if key not in desired:
+            deletes[group_of.get(entry.table, last)].append(EntryUpdate(UpdateKind.DELETE, entry))
+    for key, entry in desired.items():
+        found = present.get(key)
+        group = writes[group_of.get(entry.table, last)]
+        if found is None:
+            group.append(EntryUpdate(UpdateKind.INSERT, entry))
+        elif not same_action(found, entry):
+            group.append(EntryUpdate(UpdateKind.MODIFY, entry))
+    for group in writes:
+        group.sort(key=lambda update: update.kind is not UpdateKind.MODIFY)
+    steps = [*reversed(deletes), *writes]
+    return Plan(tuple(tuple(step) for step in steps if step))
+
+
+def confirmed(intent: SliceIntent, actual: Mapping[Key, TableEntry]) -> bool:
+    """True when the switch holds every entry of the slice, with the same action."""
+    if intent.error is not None:
+        return False
+    for entry in intent.entries:
+        found = actual.get(entry_key(entry))
+        if found is None or not same_action(found, entry):
+            return False
+    return True
+
+
+def entries_digest(entries: Iterable[TableEntry]) -> str:
+    """A fingerprint of a set of entries (order-free): what a slice had confirmed on a switch,
+    compared later with what it asks for now."""
+    canonical = sorted(
+        repr(
+            (
+                key[0],
+                tuple((m.field, m.kind.value, m.value, m.prefix_len) for m in key[1]),
+                entry.action,
+                tuple(sorted(entry.params)),
+            )
+        )
+        for key, entry in ((entry_key(e), e) for e in entries)
+    )
+    return hashlib.sha256("\n".join(canonical).encode()).hexdigest()[:32]

@@ -1,0 +1,193 @@
+"""The per-packet pipeline in plain Python, on `domain.dataplane`'s reference arithmetic.
+
+Slow and obviously right: ingress is `vqueue_step`, egress `egress_check`, the monitor
+`delay_bucket` and `histogram_index`, the egress port a heap of dequeue times. The compiled
+path (`engine`) must decide every packet and leave every register and counter exactly as this
+does; the shared test vectors and a property test hold them to it. Open-loop packets only:
+the responsive senders exist only in the compiled path.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from sliceportal.domain import dataplane as dp
+from sliceportal.domain import p4constants as c
+from sliceportal.emulator.model.layout import QUEUES, Outcome
+from sliceportal.emulator.model.ports import PortConfig, tx_time_ns
+from sliceportal.emulator.model.program import Classifier, Headers
+from sliceportal.emulator.state import SwitchState
+
+_TS_MODULUS = 1 << c.TIMESTAMP_WIDTH
+_TD_MAX = (1 << 32) - 1
+_ECN_CE = 3
+
+
+@dataclass(frozen=True)
+class Packet:
+    """One packet offered to the switch at ``time_ns`` (simulated time)."""
+
+    time_ns: int
+    headers: Headers
+    frame_bytes: int
+    ecn: int = 0
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The fate of one packet; fields that do not apply to its outcome are None.
+
+    ``vq_delay`` is the virtual-queue delay the program computed (vq units: with this packet
+    when it passed, the drained delay when it was dropped, 0 without a virtual queue);
+    ``deq_timedelta`` the real queuing delay in ticks; ``ecn`` the ECN field as it left.
+    """
+
+    outcome: Outcome
+    dp_sid: int | None = None
+    port: int | None = None
+    priority: int | None = None
+    vq_delay: int | None = None
+    deq_timedelta: int | None = None
+    ecn: int | None = None
+
+
+@dataclass
+class _Queued:
+    index: int
+    enqueued_ns: int
+    dp_sid: int
+    policy: dp.SlicePolicy | None
+    frame_bytes: int
+    ecn: int
+    vq_delay: int
+
+
+class ReferenceSwitch:
+    """Runs packets through one `SwitchState`, updating its registers and counters."""
+
+    def __init__(
+        self, state: SwitchState, ports: Mapping[int, PortConfig], default_port: PortConfig
+    ) -> None:
+        self.state = state
+        self.classifier = Classifier(state)
+        self._ports = dict(ports)
+        self._default_port = default_port
+        names = {i.name: i for i in state.program.counters.values()}
+        self._counters = {name: state.counters[names[name].id] for name in names}
+        registers = {i.name: i.id for i in state.program.registers.values()}
+        self._vq_delay = state.registers[registers[dp.VQ_DELAY_REGISTER]].values
+        self._vq_last = state.registers[registers[dp.VQ_LAST_SEEN_REGISTER]].values
+        self._queues: dict[int, list[deque[_Queued]]] = {}
+        self._free_at: dict[int, int] = {}
+        self._dequeues: list[tuple[int, int, int]] = []  # (time, order, port)
+        self._order = 0
+        self.decisions: list[Decision] = []
+
+    def set_port(self, port: int, config: PortConfig) -> None:
+        self._ports[port] = config
+
+    def run(self, packets: Sequence[Packet], until_ns: int | None = None) -> None:
+        """Offer ``packets`` (in time order, after any offered before, before ``until_ns``)
+        and run the ports up to ``until_ns`` (None: until they have sent everything);
+        `decisions` gets one entry per packet, in offer order."""
+        for packet in packets:
+            self._dequeue_until(packet.time_ns, inclusive=True)
+            self.decisions.append(Decision(Outcome.PENDING))
+            self._ingress(len(self.decisions) - 1, packet)
+        self._dequeue_until(until_ns, inclusive=False)
+
+    def _count(self, name: str, index: int, frame_bytes: int) -> None:
+        counter = self._counters[name]
+        counter.packets[index] += 1
+        counter.bytes[index] += frame_bytes
+
+    def _ingress(self, index: int, packet: Packet) -> None:
+        self.classifier.refresh()
+        verdict = self.classifier.verdict(packet.headers)
+        if verdict.port is None:
+            self.decisions[index] = Decision(Outcome.UNROUTED)
+            return
+        sid, policy, port, prio = verdict.dp_sid, verdict.policy, verdict.port, verdict.priority
+        vq = 0
+        if policy is not None:
+            now = packet.time_ns // c.TIMESTAMP_TICK_NS % _TS_MODULUS
+            before = dp.VirtualQueueState(int(self._vq_delay[sid]), int(self._vq_last[sid]))
+            after, passed = dp.vqueue_step(before, now, packet.frame_bytes, policy)
+            self._vq_delay[sid] = after.delay
+            self._vq_last[sid] = after.last_seen
+            if not passed:
+                self._count(dp.VQ_DROPPED, sid, packet.frame_bytes)
+                self.decisions[index] = Decision(Outcome.VQ_DROPPED, sid, port, prio, after.delay)
+                return
+            vq = after.delay
+        config = self._ports.get(port, self._default_port)
+        queues = self._queues.setdefault(port, [deque() for _ in range(QUEUES)])
+        if len(queues[prio]) >= config.queue_depth:
+            self.decisions[index] = Decision(Outcome.QUEUE_FULL, sid, port, prio, vq)
+            return
+        item = _Queued(index, packet.time_ns, sid, policy, packet.frame_bytes, packet.ecn, vq)
+        self.decisions[index] = Decision(Outcome.PENDING, sid, port, prio, vq)
+        free_at = self._free_at.get(port, 0)
+        if not any(queues) and free_at <= packet.time_ns:
+            self._egress(port, item, packet.time_ns)
+            return
+        queues[prio].append(item)
+        if sum(map(len, queues)) == 1:  # the port's first waiting packet: it waits for the link
+            self._schedule(port, free_at)
+
+    def _schedule(self, port: int, time_ns: int) -> None:
+        heapq.heappush(self._dequeues, (time_ns, self._order, port))
+        self._order += 1
+
+    def _dequeue_until(self, time_ns: int | None, *, inclusive: bool) -> None:
+        """Dequeue at every link-free instant up to ``time_ns`` (None: until all is sent).
+        At equal times dequeues go before arrivals, as in the compiled loop."""
+        while self._dequeues and (
+            time_ns is None
+            or self._dequeues[0][0] < time_ns
+            or (inclusive and self._dequeues[0][0] == time_ns)
+        ):
+            now, _, port = heapq.heappop(self._dequeues)
+            queues = self._queues[port]
+            while any(queues):
+                queue = next(q for q in reversed(queues) if q)  # strict priority
+                if self._egress(port, queue.popleft(), now):
+                    break
+            if any(queues):
+                self._schedule(port, max(self._free_at[port], now))
+
+    def _egress(self, port: int, item: _Queued, now: int) -> bool:
+        """RealQueueCheck and SliceMonitor; True when the packet went out on the link."""
+        td = min(now // c.TIMESTAMP_TICK_NS - item.enqueued_ns // c.TIMESTAMP_TICK_NS, _TD_MAX)
+        decided = self.decisions[item.index]
+        dropped, marked = False, False
+        if item.policy is not None:
+            dropped, marked = dp.egress_check(item.vq_delay, td, item.policy, item.ecn)
+        if dropped:
+            self._count(dp.REAL_DROPPED, item.dp_sid, item.frame_bytes)
+            self.decisions[item.index] = Decision(
+                Outcome.REAL_DROPPED, decided.dp_sid, port, decided.priority, item.vq_delay, td
+            )
+            return False
+        self._count(dp.FORWARDED, item.dp_sid, item.frame_bytes)
+        if marked:
+            self._count(dp.ECN_MARKED, item.dp_sid, item.frame_bytes)
+        vq_cell = dp.histogram_index(item.dp_sid, dp.delay_bucket(item.vq_delay))
+        real_cell = dp.histogram_index(item.dp_sid, dp.delay_bucket(dp.real_delay_units(td)))
+        self._counters[dp.VQ_DELAY_HIST].packets[vq_cell] += 1
+        self._counters[dp.REAL_DELAY_HIST].packets[real_cell] += 1
+        config = self._ports.get(port, self._default_port)
+        self._free_at[port] = now + tx_time_ns(item.frame_bytes, config.rate_bps)
+        self.decisions[item.index] = Decision(
+            Outcome.FORWARDED,
+            decided.dp_sid,
+            port,
+            decided.priority,
+            item.vq_delay,
+            td,
+            _ECN_CE if marked else item.ecn,
+        )
+        return True

@@ -1,0 +1,149 @@
+"""An experiment's report as files: CSV tables, a JSON summary (and the plots, `plots.py`).
+
+- ``throughput.csv``: per slice and sampling interval, what the P4Runtime counters said
+  (throughput, offered load, drop and mark ratios) and the tap's mean delays;
+- ``delay_cdf.csv``: per slice, the CDF of the virtual and real delays of forwarded packets
+  from the egress tap (10 us bins; one row where the CDF changes);
+- ``histograms.csv``: the switch's own 8-bucket delay histograms over the measurement window;
+- ``summary.json``: settings, per-slice figures and the checks.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sliceportal.domain import p4constants as c
+from sliceportal.experiments.runner import Report, SliceResult
+
+
+def write_report(report: Report, out: Path) -> list[Path]:
+    """Write the CSVs and the summary into ``out`` (created); returns the paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    return [
+        _throughput(report, out / "throughput.csv"),
+        _cdf(report, out / "delay_cdf.csv"),
+        _histograms(report, out / "histograms.csv"),
+        _summary(report, out / "summary.json"),
+    ]
+
+
+def _throughput(report: Report, path: Path) -> Path:
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(
+            [
+                "time_s",
+                "slice",
+                "dp_sid",
+                "throughput_mbps",
+                "offered_mbps",
+                "rate_limit_mbps",
+                "vq_drop_ratio",
+                "real_drop_ratio",
+                "mark_ratio",
+                "vq_delay_mean_ms",
+                "real_delay_mean_ms",
+            ]
+        )
+        for s in report.samples:
+            spec = s.slice_.slice_
+            writer.writerow(
+                [
+                    f"{s.time_s:g}",
+                    s.slice_.label,
+                    spec.dp_sid,
+                    f"{s.stats.throughput_bps / 1e6:.4f}",
+                    f"{s.stats.offered_bps / 1e6:.4f}",
+                    f"{spec.rate_bps / 1e6:g}",
+                    f"{s.stats.vq_drop_ratio:.6f}",
+                    f"{s.stats.real_drop_ratio:.6f}",
+                    f"{s.stats.mark_ratio:.6f}",
+                    "" if s.vq_mean_ms is None else f"{s.vq_mean_ms:.4f}",
+                    "" if s.real_mean_ms is None else f"{s.real_mean_ms:.4f}",
+                ]
+            )
+    return path
+
+
+def _cdf(report: Report, path: Path) -> Path:
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["slice", "queue", "delay_ms", "cdf"])
+        for r in report.slices:
+            for queue, hist in (("virtual", r.vq_hist_us), ("real", r.real_hist_us)):
+                total = int(hist.sum())
+                if not total:
+                    continue
+                cumulative = np.cumsum(hist) / total
+                for b in np.flatnonzero(hist):
+                    edge_ms = (b + 1) * r.tap_bin_us / 1e3
+                    writer.writerow([r.slice_.label, queue, f"{edge_ms:g}", f"{cumulative[b]:.6f}"])
+    return path
+
+
+def _histograms(report: Report, path: Path) -> Path:
+    edges = (0, *c.HIST_BUCKET_EDGES_US)
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["slice", "queue", "bucket", "lower_us", "upper_us", "packets", "cdf"])
+        for r in report.slices:
+            for queue, hist in (("virtual", r.p4_vq_hist), ("real", r.p4_real_hist)):
+                total = sum(hist) or 1
+                running = 0
+                for b, count in enumerate(hist):
+                    running += count
+                    upper = c.HIST_BUCKET_EDGES_US[b] if b < len(c.HIST_BUCKET_EDGES_US) else ""
+                    row = [r.slice_.label, queue, b, edges[b], upper, count]
+                    writer.writerow([*row, f"{running / total:.6f}"])
+    return path
+
+
+def summary(report: Report) -> dict[str, Any]:
+    """The JSON summary (also what `sliceportal experiment` prints)."""
+    e = report.experiment
+    return {
+        "experiment": e.name,
+        "title": e.title,
+        "link_mbps": e.port_rate_bps / 1e6,
+        "duration_s": report.duration_s,
+        "warmup_s": report.warmup_s,
+        "sample_s": report.sample_s,
+        "seed": report.seed,
+        "slices": [_slice_summary(r) for r in report.slices],
+        "checks": [asdict(c) for c in report.checks],
+        "passed": report.passed,
+    }
+
+
+def _slice_summary(r: SliceResult) -> dict[str, Any]:
+    spec, traffic = r.slice_.slice_, r.slice_.traffic
+    return {
+        "slice": r.slice_.label,
+        "dp_sid": spec.dp_sid,
+        "priority": spec.priority,
+        "scheme": str(spec.scheme),
+        "traffic": f"{traffic.flows} x {traffic.cc.name.lower()}, RTT {traffic.rtt_s * 1e3:g} ms",
+        "rate_limit_mbps": spec.rate_bps / 1e6,
+        "burst_limit_ms": spec.burst_limit_s * 1e3,
+        "throughput_mbps": round(r.throughput_bps / 1e6, 3),
+        "offered_mbps": round(r.offered_bps / 1e6, 3),
+        "busiest_interval_mbps": round(r.peak_interval_bps / 1e6, 3),
+        "vq_drop_ratio": round(r.vq_drop_ratio, 6),
+        "real_drop_ratio": round(r.real_drop_ratio, 6),
+        "mark_ratio": round(r.mark_ratio, 6),
+        "vq_delay_ms": {k: round(v, 3) for k, v in asdict(r.vq).items()},
+        "real_delay_ms": {k: round(v, 3) for k, v in asdict(r.real).items()},
+        "switch_vq_histogram": list(r.p4_vq_hist),
+        "switch_real_histogram": list(r.p4_real_hist),
+    }
+
+
+def _summary(report: Report, path: Path) -> Path:
+    path.write_text(json.dumps(summary(report), indent=2) + "\n")
+    return path

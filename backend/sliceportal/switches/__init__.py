@@ -1,0 +1,1 @@
+"""Talking to switches: the P4Runtime adapter (`p4runtime.py`)."""

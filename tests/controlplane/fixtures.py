@@ -1,0 +1,52 @@
+"""Fixtures of the control-plane tests (imported by conftest.py): an emulated switch per test
+on a free port of 127.0.0.1, a session pool and a reconciler on the session's database."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+
+from sliceportal.controlplane.reconcile import Reconciler
+from sliceportal.core.config import Settings
+from sliceportal.db.session import create_db_engine
+from sliceportal.emulator.server import EmulatorServer
+from sliceportal.services.changes import ChangeContext
+from sliceportal.switches.p4runtime import SessionPool, settings_pipeline
+
+
+@pytest.fixture
+def device_id() -> int:
+    """A device id of its own per test: (address, device id) is unique among switches, and a
+    free port may be one an earlier test's switch used."""
+    return 2 + uuid.uuid4().int % (2**31)
+
+
+@pytest.fixture
+def emulator(device_id: int) -> Iterator[EmulatorServer]:
+    server = EmulatorServer("127.0.0.1:0", device_id)
+    server.start()
+    yield server
+    server.stop(grace=0)
+
+
+@pytest.fixture(scope="session")
+def engine(settings: Settings) -> Iterator[sa.Engine]:
+    engine = create_db_engine(settings)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def pool(settings: Settings) -> Iterator[SessionPool]:
+    sessions = SessionPool(settings)
+    yield sessions
+    sessions.close()
+
+
+@pytest.fixture
+def reconciler(engine: sa.Engine, pool: SessionPool, settings: Settings) -> Reconciler:
+    context = ChangeContext(user_id=None, request_id=f"worker:test-{uuid.uuid4().hex}")
+    return Reconciler(engine, pool, settings_pipeline(settings), context)

@@ -1,0 +1,123 @@
+"""Helpers of the fault tests: watching the supervised Celery worker and beat, a Redis that can
+be stopped and started again on its port, and a TCP proxy in front of PostgreSQL that can be
+cut."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+
+import psutil
+
+from sliceportal.controlplane.supervisor import Child
+from sliceportal.core.embedded import EmbeddedRedis, tcp_port_answers
+
+
+def wait_for(condition: Callable[[], object], timeout_s: float, what: str) -> float:
+    """Poll `condition` until it is true; the seconds it took (AssertionError after timeout)."""
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout_s:
+            raise AssertionError(f"not within {timeout_s} s: {what}")
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def log_of(child: Child) -> str:
+    assert child.log is not None
+    return child.log.read_text(errors="replace") if child.log.exists() else ""
+
+
+def tail(child: Child, lines: int = 60) -> str:
+    return "\n".join(log_of(child).splitlines()[-lines:])
+
+
+def wait_until_logged(child: Child, text: str, timeout_s: float = 60) -> None:
+    wait_for(lambda: text in log_of(child), timeout_s, f"{child.name} logs {text!r}\n{tail(child)}")
+
+
+def kill_pool(worker: Child) -> None:
+    """SIGKILL the worker's pool processes, which run the tasks (its master forks new ones)."""
+    assert worker.process is not None
+    for process in psutil.Process(worker.process.pid).children(recursive=True):
+        process.kill()
+
+
+def restart_redis(redis: EmbeddedRedis) -> EmbeddedRedis:
+    """The same redis-server command again: same port, empty (it keeps nothing on disk)."""
+    process = subprocess.Popen(
+        redis.process.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    port = int(redis.url.rsplit(":", 1)[1].split("/")[0])
+    wait_for(lambda: tcp_port_answers("127.0.0.1", port), 10, "redis-server listening")
+    return EmbeddedRedis(process=process, url=redis.url)
+
+
+class TcpProxy:
+    """Forwards 127.0.0.1:`port` to an upstream (TCP or Unix socket); `cut` refuses new
+    connections and drops the open ones, as a PostgreSQL that went away; `restore` undoes it."""
+
+    def __init__(self, upstream: Callable[[], socket.socket]) -> None:
+        self._upstream = upstream
+        self._lock = threading.Lock()
+        self._sockets: set[socket.socket] = set()
+        self._listener: socket.socket | None = None
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        self.port: int = probe.getsockname()[1]
+        probe.close()
+        self.restore()
+
+    def restore(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def cut(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            sockets, self._sockets = self._sockets, set()
+        if listener is not None:
+            listener.close()
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                server = self._upstream()
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._listener is not listener:
+                    client.close()
+                    server.close()
+                    return
+                self._sockets |= {client, server}
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)

@@ -1,0 +1,111 @@
+"""The control plane in the API: deploy and reconcile (202 with a task id, 503 without a queue),
+switch status and slice state detail in the public forms."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import redis
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
+
+from controlplane.network import make_link, make_slice, make_switch
+from sliceportal.api.main import create_app
+from sliceportal.controlplane.reconcile import Reconciler
+from sliceportal.core.config import Settings
+from sliceportal.core.embedded import free_tcp_port
+from sliceportal.emulator.server import EmulatorServer
+from utils.factories import switch_body
+
+
+def queued(redis_url: str, task_id: str) -> dict[str, Any]:
+    """The message of `task_id` in Celery's default queue: its task name, args and kwargs."""
+    client = redis.Redis.from_url(redis_url)
+    for raw in client.lrange("celery", 0, -1):
+        message = json.loads(raw)
+        if message["headers"]["id"] == task_id:
+            args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
+            return {"task": message["headers"]["task"], "args": args, "kwargs": kwargs}
+    raise AssertionError(f"task {task_id} is not queued")
+
+
+def test_deploy_and_reconcile_queue_a_task_and_answer_202(
+    client: TestClient, operator_headers: dict[str, str], settings: Settings
+) -> None:
+    switch = client.post("/api/v1/switches", json=switch_body(), headers=operator_headers).json()
+    for action, deploy in (("deploy", True), ("reconcile", False)):
+        response = client.post(
+            f"/api/v1/switches/{switch['id']}/{action}", headers=operator_headers
+        )
+        assert response.status_code == 202, response.text
+        body = response.json()
+        assert body["switch_id"] == switch["id"] and body["deploy"] is deploy
+        assert queued(settings.redis_url, body["task_id"]) == {
+            "task": "sliceportal.controlplane.tasks.reconcile_switch",
+            "args": [switch["id"]],
+            "kwargs": {"deploy": deploy},
+        }
+
+
+def test_deploy_needs_the_operator_role_and_an_existing_switch(
+    client: TestClient, viewer_headers: dict[str, str], operator_headers: dict[str, str]
+) -> None:
+    switch = client.post("/api/v1/switches", json=switch_body(), headers=operator_headers).json()
+    assert (
+        client.post(f"/api/v1/switches/{switch['id']}/deploy", headers=viewer_headers).status_code
+        == 403
+    )
+    missing = client.post("/api/v1/switches/999999999/reconcile", headers=operator_headers)
+    assert missing.status_code == 404
+
+
+def test_deploy_without_a_task_queue_is_503_not_500(
+    settings: Settings, client: TestClient, operator_headers: dict[str, str]
+) -> None:
+    switch = client.post("/api/v1/switches", json=switch_body(), headers=operator_headers).json()
+    no_redis = settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{free_tcp_port()}/0"})
+    with TestClient(create_app(no_redis)) as offline:
+        response = offline.post(f"/api/v1/switches/{switch['id']}/deploy", headers=operator_headers)
+    assert response.status_code == 503, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["type"].endswith("/redis-unavailable")
+    assert response.headers["Retry-After"]
+
+
+def test_switch_status_and_slice_state_detail_are_public(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    reconciler: Reconciler,
+) -> None:
+    with db() as session:
+        switch = make_switch(session, emulator.address, emulator.service.device_id)
+        link = make_link(session, settings, switch.id)
+        good = make_slice(session, [link.id], 1)
+        tiny = make_slice(session, [link.id], 2, burst_limit_s=0.001)
+    before = client.get(f"/api/v1/switches/{switch.id}", headers=operator_headers).json()
+    assert before["state"] == "unknown" and before["sync"] is None
+    reconciler.run(switch.id)
+    after = client.get(f"/api/v1/switches/{switch.id}", headers=operator_headers).json()
+    assert after["state"] == "reachable"
+    sync = after["sync"]
+    assert sync["pipeline_in_sync"] and len(sync["pipeline_cookie"]) == 16
+    assert (sync["entries_desired"], sync["entries_installed"]) == (3, 3)
+    assert sync["last_reconcile_at"] and sync["last_error"] is None
+    listed = client.get("/api/v1/switches", params={"q": switch.name}, headers=operator_headers)
+    assert listed.json()["data"][0]["sync"] == sync
+    ok = client.get(f"/api/v1/slices/{good.id}", headers=operator_headers).json()
+    assert (ok["state"], ok["state_detail"]) == ("active", None)
+    failed = client.get(f"/api/v1/slices/{tiny.id}", headers=operator_headers).json()
+    assert failed["state"] == "failed" and "burst_limit_s" in failed["state_detail"]
+    changes = client.get(
+        "/api/v1/changes",
+        params={"request_id": reconciler.context.request_id, "entity_type": "slice"},
+        headers=operator_headers,
+    ).json()
+    assert changes["count"] == 3  # good: pending -> deploying -> active; tiny: -> failed
+    assert all(entry["user_id"] is None for entry in changes["data"])

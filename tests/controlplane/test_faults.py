@@ -1,0 +1,432 @@
+"""Faults, with the real thing: a Celery worker and beat as subprocesses (`celery -A workers.app`),
+a real Redis that stops and starts, PostgreSQL behind a proxy that can be cut, and the emulator
+over gRPC.
+
+The periodic reconciliation of every switch is off here (`RECONCILE_INTERVAL_S`), so each test
+shows the mechanism it is about doing the recovery: the redelivered task, the probes, the
+outbox.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
+from workers.app import INCLUDE
+
+from controlplane.network import (
+    ELECTION_ID,
+    make_link,
+    make_slice,
+    make_switch,
+    remove_switch,
+)
+from controlplane.processes import (
+    TcpProxy,
+    kill_pool,
+    log_of,
+    restart_redis,
+    tail,
+    wait_for,
+    wait_until_logged,
+)
+from sliceportal.api.main import create_app
+from sliceportal.controlplane.desired import intents
+from sliceportal.controlplane.supervisor import Child, Supervisor, celery_children
+from sliceportal.core import embedded
+from sliceportal.core.config import Settings
+from sliceportal.db.choices import Role
+from sliceportal.db.migrate import upgrade
+from sliceportal.db.models import Slice
+from sliceportal.db.session import create_db_engine, create_sessionmaker
+from sliceportal.domain import dataplane as dp
+from sliceportal.domain import reconcile as rc
+from sliceportal.emulator import entities
+from sliceportal.emulator.errors import Code, P4RuntimeError
+from sliceportal.emulator.server import EmulatorServer
+from sliceportal.switches.p4runtime import SwitchError, SwitchTarget, connect, settings_pipeline
+from utils import factories
+from utils.factories import slice_body
+
+RECONCILE_INTERVAL_S = 3600
+
+
+@dataclass
+class Plane:
+    """The worker and beat (supervised, as `sliceportal serve` runs them) and the services they
+    use, as the tests can break them."""
+
+    settings: Settings
+    supervisor: Supervisor
+    redis: embedded.EmbeddedRedis
+    proxy: TcpProxy
+    sessions: sessionmaker[Session]
+    headers: dict[str, str]
+    """An operator's, for the API."""
+
+    @property
+    def worker(self) -> Child:
+        return self.supervisor.child("worker")
+
+    @property
+    def beat(self) -> Child:
+        return self.supervisor.child("beat")
+
+
+def _proxy_for(database_url: str) -> tuple[TcpProxy, str]:
+    """A proxy in front of the database's server, and the database's URL through it."""
+    url = sa.make_url(database_url)
+    socket_dir = url.query.get("host")
+    if isinstance(socket_dir, str):  # the embedded server listens on a Unix socket only
+        path = f"{socket_dir}/.s.PGSQL.{url.port or 5432}"
+
+        def upstream() -> socket.socket:
+            sock = socket.socket(socket.AF_UNIX)
+            sock.connect(path)
+            return sock
+
+    else:
+        address = (url.host or "127.0.0.1", url.port or 5432)
+
+        def upstream() -> socket.socket:
+            return socket.create_connection(address)
+
+    proxy = TcpProxy(upstream)
+    proxied = url.set(host="127.0.0.1", port=proxy.port, query={})
+    return proxy, proxied.render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="module")
+def plane_database(postgres_server_url: str) -> Iterator[str]:
+    """A database of these tests' own: the rest of the suite leaves switches behind whose
+    reconciliations would compete with the ones under test."""
+    name = f"sliceportal_faults_{uuid.uuid4().hex[:12]}"
+    url = embedded.create_database(postgres_server_url, name)
+    upgrade(url)
+    yield url
+    embedded.drop_database(postgres_server_url, name)
+
+
+@pytest.fixture(scope="module")
+def plane(
+    settings: Settings, plane_database: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Plane]:
+    for module in INCLUDE:  # what the worker imports first: fail here, not after a timeout
+        importlib.import_module(module)
+    workdir = tmp_path_factory.mktemp("plane")
+    redis = embedded.start_embedded_redis(workdir / "redis")
+    proxy, database_url = _proxy_for(plane_database)
+    plane_settings = settings.model_copy(
+        update={"database_url": database_url, "redis_url": redis.url}
+    )
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis.url,
+        "SLICEPORTAL_ENVIRONMENT": "test",
+        "SLICEPORTAL_SECRET_KEY": settings.secret_key,
+        "SLICEPORTAL_RECONCILE_INTERVAL_S": str(RECONCILE_INTERVAL_S),
+        "SLICEPORTAL_TASK_VISIBILITY_TIMEOUT_S": "10",
+    }
+    worker_args = ["--concurrency=3", f"--hostname=faults-{uuid.uuid4().hex[:6]}@%h"]
+    children = celery_children(workdir, workdir / "beat-schedule", env=env, worker_args=worker_args)
+    supervisor = Supervisor(children)
+    engine = create_db_engine(plane_settings)
+    sessions = create_sessionmaker(engine)
+    with sessions() as db:
+        headers = factories.auth_headers(factories.create_user(db, Role.OPERATOR), settings)
+    supervisor.start()
+    try:
+        wait_until_logged(supervisor.child("worker"), "ready.")
+        wait_until_logged(supervisor.child("beat"), "beat: Starting")
+        yield Plane(plane_settings, supervisor, redis, proxy, sessions, headers)
+    finally:
+        supervisor.stop()
+        engine.dispose()
+        proxy.cut()
+        redis.stop()
+
+
+def _running(log: str) -> set[str]:
+    """Ids of the reconciliations the worker's log shows received and not finished."""
+    received = set(re.findall(r"reconcile_switch\[([0-9a-f-]+)\] received", log))
+    done = set(re.findall(r"reconcile_switch\[([0-9a-f-]+)\] (?:succeeded|retry|raised)", log))
+    return received - done
+
+
+def _after(plane: Plane, earlier: str) -> str:
+    return log_of(plane.worker)[len(earlier) :]
+
+
+@pytest.fixture
+def address() -> str:
+    return f"127.0.0.1:{embedded.free_tcp_port()}"
+
+
+def held(address: str, device_id: int, settings: Settings) -> dict[rc.Key, dp.TableEntry]:
+    """The switch's entries, read by a controller that never arbitrates."""
+    reader = connect(SwitchTarget(0, address, device_id, 1), timeout_s=2, settings=settings)
+    try:
+        return rc.index_entries(reader.read_entries())
+    finally:
+        reader.close()
+
+
+def wanted(sessions: sessionmaker[Session], switch_id: int) -> dict[rc.Key, dp.TableEntry]:
+    with sessions() as db:
+        return rc.desired_state(intents(db, switch_id=switch_id).values()).entries
+
+
+def converged(plane: Plane, emulator: EmulatorServer, switch_id: int) -> bool:
+    """0 missing and 0 extra entries, and the portal's pipeline cookie."""
+    try:
+        entries = held(emulator.address, emulator.service.device_id, plane.settings)
+    except SwitchError:
+        return False
+    return entries == wanted(plane.sessions, switch_id)
+
+
+def states(sessions: sessionmaker[Session], ids: list[int]) -> list[str]:
+    with sessions() as db:
+        found = db.execute(sa.select(Slice.id, Slice.state).where(Slice.id.in_(ids))).tuples()
+        by_id = {slice_id: state.value for slice_id, state in found}
+    return [by_id[i] for i in ids]
+
+
+def all_active(sessions: sessionmaker[Session], ids: list[int]) -> bool:
+    return set(states(sessions, ids)) == {"active"}
+
+
+@pytest.fixture
+def made(plane: Plane) -> Iterator[list[int]]:
+    """The switches a test made, removed afterwards (with their slices and links), so that
+    what is left of its tasks finds nothing to do instead of retrying a switch that is gone."""
+    switch_ids: list[int] = []
+    yield switch_ids
+    with plane.sessions() as db:
+        for switch_id in switch_ids:
+            remove_switch(db, switch_id)
+
+
+def network(
+    plane: Plane, made: list[int], address: str, device_id: int, count: int, prefixes: int = 1
+) -> tuple[int, int, list[int]]:
+    """A switch at `address`, a link and `count` slices of `prefixes` prefixes each."""
+    with plane.sessions() as db:
+        switch = make_switch(db, address, device_id)
+        made.append(switch.id)
+        link = make_link(db, plane.settings, switch.id)
+        ids = [
+            make_slice(
+                db, [link.id], n, ipv4_prefixes=[f"10.{n}.{p}.0/24" for p in range(prefixes)]
+            ).id
+            for n in range(1, count + 1)
+        ]
+        return switch.id, link.id, ids
+
+
+def test_a_worker_killed_mid_push_leaves_nothing_missing_or_extra(
+    plane: Plane, made: list[int], address: str, device_id: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Everything in the database first; the switch answers only then, so one reconciliation
+    # pushes it all: 8 x (63 classifier entries, 1 policy, 63 routes) = 1,016 entries.
+    switch_id, _, ids = network(plane, made, address, device_id, 8, prefixes=63)
+    applied = [0]
+    apply_update = entities.apply_update
+
+    def slowly(state: object, update: object) -> None:  # ~3 s per 1,000 entries
+        time.sleep(0.003)
+        applied[0] += 1
+        apply_update(state, update)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(entities, "apply_update", slowly)
+    emulator = EmulatorServer(address, device_id)
+    emulator.start()
+    try:
+        wait_for(lambda: applied[0] >= 100, 60, f"a push started\n{tail(plane.worker)}")
+        log_before_kill = log_of(plane.worker)
+        kill_pool(plane.worker)
+        at_kill = applied[0]
+        assert at_kill < len(wanted(plane.sessions, switch_id))
+        took = wait_for(
+            lambda: converged(plane, emulator, switch_id) and all_active(plane.sessions, ids),
+            90,
+            f"converged after the kill\n{tail(plane.worker)}",
+        )
+        # acks_late + reject_on_worker_lost: every task the kill interrupted came back.
+        interrupted = _running(log_before_kill)
+        assert interrupted and "WorkerLostError" in log_of(plane.worker)
+        wait_for(
+            lambda: all(
+                f"[{task}] received" in _after(plane, log_before_kill) for task in interrupted
+            ),
+            30,
+            f"interrupted tasks {interrupted} delivered again",
+        )
+        print(f"killed after {at_kill} updates; converged {took:.1f} s later")
+    finally:
+        emulator.stop(grace=0)
+
+
+def test_a_restarted_switch_has_pipeline_and_entries_back_within_5_s(
+    plane: Plane, made: list[int], address: str, device_id: int
+) -> None:
+    emulator = EmulatorServer(address, device_id)
+    emulator.start()
+    switch_id, _, ids = network(plane, made, address, device_id, 3)
+    try:
+        wait_for(lambda: all_active(plane.sessions, ids), 30, "slices active")
+        emulator.stop(grace=0)
+        time.sleep(3)  # long enough for a probe to find it gone
+        emulator = EmulatorServer(address, device_id)
+        emulator.start()
+        cookie = settings_pipeline(plane.settings).cookie
+
+        def back() -> bool:
+            reader = connect(SwitchTarget(0, address, device_id, 1), settings=plane.settings)
+            try:
+                return reader.pipeline_cookie() == cookie and converged(plane, emulator, switch_id)
+            finally:
+                reader.close()
+
+        took = wait_for(back, 5, f"pipeline and entries back\n{tail(plane.worker)}")
+        print(f"pipeline and entries back {took:.2f} s after the switch answered again")
+    finally:
+        emulator.stop(grace=0)
+
+
+def test_redis_down_gives_503_loses_nothing_and_work_resumes(
+    plane: Plane, made: list[int], address: str, device_id: int
+) -> None:
+    emulator = EmulatorServer(address, device_id)
+    emulator.start()
+    switch_id, link_id, ids = network(plane, made, address, device_id, 1)
+    try:
+        wait_for(lambda: all_active(plane.sessions, ids), 30, "slice active")
+        plane.redis.stop()
+        with TestClient(create_app(plane.settings)) as api:
+            created = api.post(
+                "/api/v1/slices", json=slice_body([link_id], ipv4_prefixes=["10.99.0.0/24"]),
+                headers=plane.headers,
+            )  # fmt: skip
+            assert created.status_code == 201, created.text  # the database alone decides
+            deploy = api.post(f"/api/v1/switches/{switch_id}/deploy", headers=plane.headers)
+            assert deploy.status_code == 503, deploy.text
+            assert api.get("/api/v1/health/ready").status_code == 503
+            login = api.post("/api/v1/login/access-token", data={"username": "x", "password": "y"})
+            assert login.status_code == 503, login.text
+        time.sleep(2)  # the listener and the sweep fail meanwhile
+        plane.redis = restart_redis(plane.redis)
+        new = created.json()["id"]
+        took = wait_for(
+            lambda: all_active(plane.sessions, [*ids, new]),
+            90,
+            f"the slice created while Redis was down is active\n{tail(plane.beat)}",
+        )
+        assert converged(plane, emulator, switch_id)
+        print(
+            f"active {took:.1f} s after Redis came back ({plane.worker.restarts} worker restarts)"
+        )
+    finally:
+        emulator.stop(grace=0)
+
+
+def test_postgresql_down_gives_503_loses_nothing_and_work_resumes(
+    plane: Plane, made: list[int], address: str, device_id: int
+) -> None:
+    emulator = EmulatorServer(address, device_id)
+    emulator.start()
+    switch_id, link_id, ids = network(plane, made, address, device_id, 1)
+    try:
+        wait_for(lambda: all_active(plane.sessions, ids), 30, "slice active")
+        with TestClient(create_app(plane.settings)) as api:
+            plane.proxy.cut()
+            body = slice_body([link_id], ipv4_prefixes=["10.98.0.0/24"])
+            refused = api.post("/api/v1/slices", json=body, headers=plane.headers)
+            assert refused.status_code == 503, refused.text
+            assert refused.json()["type"].endswith("/database-unavailable")
+            assert api.get("/api/v1/slices", headers=plane.headers).status_code == 503
+            time.sleep(2)  # the worker's and beat's connections fail meanwhile
+            plane.proxy.restore()
+            created = api.post("/api/v1/slices", json=body, headers=plane.headers)
+            assert created.status_code == 201, created.text
+        new = created.json()["id"]
+        took = wait_for(
+            lambda: all_active(plane.sessions, [*ids, new]),
+            60,
+            f"work resumed\n{tail(plane.beat)}\n{tail(plane.worker)}",
+        )
+        assert converged(plane, emulator, switch_id)
+        print(f"active {took:.1f} s after PostgreSQL came back")
+    finally:
+        emulator.stop(grace=0)
+
+
+def test_a_lower_election_id_cannot_write_and_a_bad_entry_fails_only_its_slice(
+    plane: Plane,
+    made: list[int],
+    address: str,
+    device_id: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    emulator = EmulatorServer(address, device_id)
+    emulator.start()
+    switch_id, link_id, ids = network(plane, made, address, device_id, 1)
+    try:
+        wait_for(lambda: all_active(plane.sessions, ids), 30, "slice active")
+        before = held(address, device_id, plane.settings)
+        rogue = connect(
+            SwitchTarget(0, address, device_id, ELECTION_ID - 5), settings=plane.settings
+        )
+        try:
+            with pytest.raises(SwitchError, match="PERMISSION_DENIED"):
+                rogue.write([rc.EntryUpdate(rc.UpdateKind.DELETE, next(iter(before.values())))])
+        finally:
+            rogue.close()
+        assert held(address, device_id, plane.settings) == before
+
+        apply_update = entities.apply_update
+
+        def table_full_for_dp_sid_3(state: object, update: Any) -> None:
+            body = update.entity.body
+            if getattr(body, "table_id", None) == 0x02000004 and body.match[0].value == b"\x03":
+                raise P4RuntimeError(Code.RESOURCE_EXHAUSTED, "slice_policy is full")
+            apply_update(state, update)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(entities, "apply_update", table_full_for_dp_sid_3)
+        with TestClient(create_app(plane.settings)) as api:
+            made = [
+                api.post(
+                    "/api/v1/slices",
+                    json=slice_body([link_id], ipv4_prefixes=[f"10.9{n}.0.0/24"]),
+                    headers=plane.headers,
+                ).json()  # fmt: skip
+                for n in (2, 3)
+            ]
+            assert [m["dp_sids"][0]["dp_sid"] for m in made] == [2, 3]
+
+            def settled() -> list[dict[str, Any]]:
+                got = [
+                    api.get(f"/api/v1/slices/{m['id']}", headers=plane.headers).json() for m in made
+                ]
+                return got if {s["state"] for s in got} <= {"active", "failed"} else []
+
+            wait_for(settled, 30, f"both slices settled\n{tail(plane.worker)}")
+            good, bad = settled()
+        assert (good["state"], good["state_detail"]) == ("active", None)
+        assert bad["state"] == "failed"
+        assert "RESOURCE_EXHAUSTED: slice_policy is full" in bad["state_detail"]
+        assert states(plane.sessions, ids) == ["active"]
+    finally:
+        emulator.stop(grace=0)

@@ -1,0 +1,311 @@
+"""Reconciling a switch (no Celery here): the database's slices against the emulator over gRPC."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.orm import Session, sessionmaker
+
+from controlplane.network import (
+    ELECTION_ID,
+    SETUP,
+    make_link,
+    make_slice,
+    make_switch,
+    state_of,
+    worker_changes,
+)
+from sliceportal.controlplane.reconcile import Outcome, Reconciler, switch_lock
+from sliceportal.core.config import Settings
+from sliceportal.db.choices import SwitchState
+from sliceportal.db.models import OutboxMessage, SliceDeployment, Switch
+from sliceportal.domain import dataplane as dp
+from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
+from sliceportal.emulator import entities
+from sliceportal.emulator.errors import Code, P4RuntimeError
+from sliceportal.emulator.server import EmulatorServer
+from sliceportal.services import slices
+from sliceportal.switches.p4runtime import SwitchTarget, TransientSwitchError, connect
+
+
+def held(emulator: EmulatorServer, settings: Settings) -> list[dp.TableEntry]:
+    """What the switch holds, read by a controller of its own."""
+    switch = connect(
+        SwitchTarget(0, emulator.address, emulator.service.device_id, 1), settings=settings
+    )
+    try:
+        return switch.read_entries()
+    finally:
+        switch.close()
+
+
+def one_switch(
+    db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer, slices_: int = 2
+) -> tuple[int, list[int]]:
+    with db() as session:
+        switch = make_switch(session, emulator.address, emulator.service.device_id)
+        link = make_link(session, settings, switch.id)
+        ids = [make_slice(session, [link.id], n).id for n in range(1, slices_ + 1)]
+        return switch.id, ids
+
+
+def test_slices_become_active_only_after_read_back_and_a_second_run_changes_nothing(
+    db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer, reconciler: Reconciler
+) -> None:
+    switch_id, (first, second) = one_switch(db, settings, emulator)
+    with db() as session:
+        assert state_of(session, first) == ("pending", None)
+    report = reconciler.run(switch_id)
+    assert report.outcome is Outcome.APPLIED and report.pipeline_pushed
+    assert (report.inserted, report.modified, report.deleted, report.failed) == (6, 0, 0, 0)
+    assert len(held(emulator, settings)) == 6  # 2 x (classifier, policy, route)
+    with db() as session:
+        assert state_of(session, first) == ("active", None)
+        assert state_of(session, second) == ("active", None)
+        switch = session.get(Switch, switch_id)
+        assert switch is not None and switch.state is SwitchState.REACHABLE
+        assert switch.sync is not None and switch.sync.pipeline_in_sync
+        assert (switch.sync.entries_desired, switch.sync.entries_installed) == (6, 6)
+        logged = worker_changes(session, reconciler.context.request_id)
+        assert [(c.entity_type.value, c.before and c.before["state"], c.after and c.after["state"])
+                for c in logged] == [
+            ("slice", "pending", "deploying"),
+            ("slice", "pending", "deploying"),
+            ("slice", "deploying", "active"),
+            ("slice", "deploying", "active"),
+            ("switch", "unknown", "reachable"),
+        ]  # fmt: skip
+        assert all(c.user_id is None for c in logged)
+    again = reconciler.run(switch_id)
+    assert again.outcome is Outcome.IN_SYNC and not again.pipeline_pushed
+    with db() as session:
+        assert len(worker_changes(session, reconciler.context.request_id)) == 5
+
+
+def test_changes_and_deletions_are_written_as_a_diff(
+    db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer, reconciler: Reconciler
+) -> None:
+    switch_id, (first, second) = one_switch(db, settings, emulator)
+    reconciler.run(switch_id)
+    with db() as session:
+        slices.update_slice(session, SETUP, first, slices.SliceUpdate(rate_bps=2e6))
+        slices.delete_slice(session, SETUP, second)
+        assert state_of(session, first)[0] == "pending"
+    report = reconciler.run(switch_id)
+    assert (report.inserted, report.modified, report.deleted) == (0, 1, 3)
+    assert len(held(emulator, settings)) == 3
+    with db() as session:
+        assert state_of(session, first) == ("active", None)
+
+
+def test_entries_nobody_asked_for_are_removed(
+    db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer, reconciler: Reconciler
+) -> None:
+    switch_id, _ = one_switch(db, settings, emulator, slices_=1)
+    reconciler.run(switch_id)
+    # A leftover, written earlier with our own election id (say, by a portal that lost its
+    # database): nothing in the database asks for it.
+    earlier = SwitchTarget(0, emulator.address, emulator.service.device_id, ELECTION_ID)
+    leftover = connect(earlier, settings=settings)
+    try:
+        stray = dp.route_entry(dp.Route("192.0.2.0/24", 3, "02:00:00:00:00:09"))
+        assert leftover.write([EntryUpdate(UpdateKind.INSERT, stray)])[0].ok
+    finally:
+        leftover.close()
+    report = reconciler.run(switch_id)
+    assert report.deleted == 1 and len(held(emulator, settings)) == 3
+
+
+def test_a_restarted_switch_gets_pipeline_and_entries_back(
+    db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer, reconciler: Reconciler
+) -> None:
+    switch_id, _ = one_switch(db, settings, emulator)
+    reconciler.run(switch_id)
+    address, device_id = emulator.address, emulator.service.device_id
+    emulator.stop(grace=0)
+    with pytest.raises(TransientSwitchError):
+        reconciler.run(switch_id)
+    with db() as session:
+        switch = session.get(Switch, switch_id)
+        assert switch is not None and switch.state is SwitchState.UNREACHABLE
+        assert switch.sync is not None and (switch.sync.last_error or "").startswith("unreachable")
+    restarted = EmulatorServer(address, device_id)
+    restarted.start()
+    try:
+        report = reconciler.run(switch_id)
+        assert report.pipeline_pushed and report.inserted == 6
+        assert len(held(restarted, settings)) == 6
+        with db() as session:
+            switch = session.get(Switch, switch_id)
+            assert switch is not None and switch.state is SwitchState.REACHABLE
+    finally:
+        restarted.stop(grace=0)
+
+
+def test_a_foreign_pipeline_is_left_alone_until_a_deploy_replaces_it(
+    db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer, reconciler: Reconciler
+) -> None:
+    switch_id, (first, _) = one_switch(db, settings, emulator)
+    earlier = SwitchTarget(0, emulator.address, emulator.service.device_id, ELECTION_ID)
+    other = connect(earlier, settings=settings)
+    try:
+        other.push_pipeline(12345)
+    finally:
+        other.close()
+    report = reconciler.run(switch_id)
+    assert report.outcome is Outcome.FOREIGN_PIPELINE
+    with db() as session:
+        state, detail = state_of(session, first)
+        assert state == "pending" and "deploy" in (detail or "")
+        switch = session.get(Switch, switch_id)
+        assert switch is not None and switch.sync is not None
+        assert switch.sync.pipeline_cookie == f"{12345:016x}" and not switch.sync.pipeline_in_sync
+    deployed = reconciler.run(switch_id, deploy=True)
+    assert deployed.pipeline_pushed and deployed.inserted == 6
+    with db() as session:
+        assert state_of(session, first) == ("active", None)
+
+
+def test_a_refused_entry_fails_only_its_slice_with_the_switchs_error(
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    reconciler: Reconciler,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    switch_id, (good, bad) = one_switch(db, settings, emulator)  # DP_SIDs 1 and 2
+    apply_update = entities.apply_update
+
+    def refuse_the_second_policy(state: object, update: object) -> None:
+        body = update.entity.body  # type: ignore[attr-defined]
+        if getattr(body, "table_id", None) == 0x02000004 and body.match[0].value == b"\x02":
+            raise P4RuntimeError(Code.RESOURCE_EXHAUSTED, "slice_policy is full")
+        apply_update(state, update)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(entities, "apply_update", refuse_the_second_policy)
+    report = reconciler.run(switch_id)
+    assert report.failed == 1
+    with db() as session:
+        assert state_of(session, good) == ("active", None)
+        state, detail = state_of(session, bad)
+        assert state == "failed"
+        assert "RESOURCE_EXHAUSTED: slice_policy is full" in (detail or "")
+        assert "slice_policy dp_sid=2" in (detail or "")
+    monkeypatch.undo()
+    reconciler.run(switch_id)  # the switch takes it now: the slice recovers
+    with db() as session:
+        assert state_of(session, bad) == ("active", None)
+
+
+def test_a_slice_the_data_plane_cannot_hold_fails_with_the_reason(
+    db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer, reconciler: Reconciler
+) -> None:
+    with db() as session:
+        switch = make_switch(session, emulator.address, emulator.service.device_id)
+        link = make_link(session, settings, switch.id)
+        tiny = make_slice(session, [link.id], 1, burst_limit_s=0.001)  # 125 B < one frame
+        fine = make_slice(session, [link.id], 2)
+        switch_id = switch.id
+    reconciler.run(switch_id)
+    with db() as session:
+        state, detail = state_of(session, tiny.id)
+        assert state == "failed" and "burst_limit_s" in (detail or "")
+        assert state_of(session, fine.id) == ("active", None)
+    assert len(held(emulator, settings)) == 3
+
+
+def test_of_two_slices_claiming_one_key_the_older_wins(
+    db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer, reconciler: Reconciler
+) -> None:
+    with db() as session:
+        switch = make_switch(session, emulator.address, emulator.service.device_id)
+        one, two = (
+            make_link(session, settings, switch.id, 1),
+            make_link(session, settings, switch.id, 2),
+        )
+        older = make_slice(session, [one.id], 7)
+        newer = make_slice(session, [two.id], 7)  # the same prefix, routed out of port 2
+        switch_id = switch.id
+    reconciler.run(switch_id)
+    with db() as session:
+        assert state_of(session, older.id) == ("active", None)
+        state, detail = state_of(session, newer.id)
+        assert state == "failed" and older.name in (detail or "")
+
+
+def test_a_slice_crossing_two_switches_is_active_once_both_confirm(
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    reconciler: Reconciler,
+    device_id: int,
+) -> None:
+    second = EmulatorServer("127.0.0.1:0", device_id + 1)
+    second.start()
+    try:
+        with db() as session:
+            a = make_switch(session, emulator.address, emulator.service.device_id)
+            b = make_switch(session, second.address, device_id + 1)
+            links = [make_link(session, settings, a.id).id, make_link(session, settings, b.id).id]
+            crossing = make_slice(session, links, 1).id
+        reconciler.run(a.id)
+        with db() as session:
+            state, detail = state_of(session, crossing)
+            assert state == "deploying" and b.name in (detail or "")
+        reconciler.run(b.id)
+        with db() as session:
+            assert state_of(session, crossing) == ("active", None)
+            confirmed = session.scalars(
+                sa.select(SliceDeployment.switch_id).where(SliceDeployment.slice_id == crossing)
+            )
+            assert sorted(confirmed) == sorted([a.id, b.id])
+    finally:
+        second.stop(grace=0)
+
+
+def test_an_unreachable_switch_leaves_slices_pending_with_the_reason(
+    db: sessionmaker[Session], settings: Settings, reconciler: Reconciler, device_id: int
+) -> None:
+    with db() as session:
+        switch = make_switch(session, "127.0.0.1:9", device_id)
+        link = make_link(session, settings, switch.id)
+        waiting = make_slice(session, [link.id], 1).id
+        switch_id = switch.id
+    with pytest.raises(TransientSwitchError):
+        reconciler.run(switch_id)
+    with db() as session:
+        state, detail = state_of(session, waiting)
+        assert state == "pending" and "unreachable" in (detail or "")
+
+
+def test_a_deleted_switch_is_nothing_to_do(reconciler: Reconciler) -> None:
+    assert reconciler.run(2**31 - 1).outcome is Outcome.GONE
+
+
+def test_two_reconciliations_of_one_switch_never_interleave(
+    engine: sa.Engine, reconciler: Reconciler
+) -> None:
+    with switch_lock(engine, 424242, wait=False) as first:
+        assert first
+        with switch_lock(engine, 424242, wait=False) as second:
+            assert not second
+        assert reconciler.run(424242, wait=False).outcome is Outcome.BUSY
+    with switch_lock(engine, 424242, wait=False) as again:
+        assert again
+
+
+def test_changes_write_outbox_rows_in_their_own_transaction(
+    db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer
+) -> None:
+    switch_id, (first, _) = one_switch(db, settings, emulator)
+    with db() as session:
+        rows = session.scalars(
+            sa.select(OutboxMessage.args).where(OutboxMessage.task.endswith("reconcile_switch"))
+        ).all()
+        assert [switch_id] in rows
+        before = session.scalar(sa.select(sa.func.count()).select_from(OutboxMessage))
+        with pytest.raises(Exception):  # noqa: B017 - any refusal rolls the outbox row back
+            slices.update_slice(session, SETUP, first, slices.SliceUpdate(link_ids=[10**9]))
+        session.rollback()
+        after = session.scalar(sa.select(sa.func.count()).select_from(OutboxMessage))
+        assert after == before

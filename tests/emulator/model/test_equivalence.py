@@ -1,0 +1,66 @@
+"""The compiled pipeline against the pure-Python reference on random traffic and slices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from emulator.model.conftest import ROUTES
+from sliceportal.domain import dataplane as dp
+from sliceportal.emulator.model import vectors
+from sliceportal.emulator.model.layout import Outcome
+from sliceportal.emulator.model.ports import PortConfig
+from sliceportal.emulator.model.program import Headers
+from sliceportal.emulator.model.reference import Packet
+
+FRAME_BITS = 1518 * 8
+
+
+@st.composite
+def slices(draw: st.DrawFn) -> list[dp.DataplaneSlice]:
+    out = []
+    for dp_sid in draw(st.sets(st.integers(1, 6), min_size=1, max_size=3)):
+        port = draw(st.sampled_from([1, 2]))
+        rate = draw(st.sampled_from([1e6, 12e6, 48e6, 240e6, 1e9]))
+        burst = draw(st.floats(FRAME_BITS / rate * 1.01, 0.05))
+        mark = draw(st.one_of(st.none(), st.floats(0, burst * 0.99)))
+        scheme = dp.Scheme.TAIL_DROP if mark is None else dp.Scheme.ECN_STEP
+        priority = draw(st.integers(0, 7))
+        prefix = f"10.{port - 1}.{dp_sid}.0/24"
+        out.append(
+            dp.DataplaneSlice(
+                dp_sid, f"s{dp_sid}", None, (prefix,), rate, burst, priority, scheme, mark, port
+            )
+        )
+    return out
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> vectors.Vector:
+    defined = draw(slices())
+    ports = {
+        p: PortConfig(draw(st.sampled_from([10**6, 10**7, 10**8, 10**9])), draw(st.integers(1, 8)))
+        for p in (1, 2)
+    }
+    destinations = [f"10.{s.egress_port - 1}.{s.dp_sid}.9" for s in defined]
+    destinations += ["10.0.200.1", "10.1.200.1", "192.168.0.1"]  # best effort, unrouted
+    steps: list[vectors.Step] = []
+    now = 1_000_000
+    for _ in range(draw(st.integers(1, 60))):
+        now += draw(st.one_of(st.just(0), st.integers(1, 50_000), st.integers(0, 5_000_000)))
+        headers = Headers.parse(
+            draw(st.sampled_from(destinations)), ttl=draw(st.sampled_from([64, 64, 64, 1]))
+        )
+        packet = Packet(now, headers, draw(st.integers(64, 1518)), draw(st.integers(0, 3)))
+        steps.append(vectors.PacketStep(packet, Outcome.PENDING))
+    return vectors.Vector(Path("random"), {}, tuple(defined), ROUTES, ports, tuple(steps))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_compiled_and_reference_pipelines_agree(vector: vectors.Vector) -> None:
+    reference = vectors.result_json(vectors.run_reference(vector))
+    compiled = vectors.result_json(vectors.run_engine(vector))
+    assert compiled == reference
