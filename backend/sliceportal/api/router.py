@@ -3,17 +3,33 @@
 from fastapi import APIRouter
 
 from sliceportal.api.routes import (
+    alerts,
     analysis,
     changes,
     health,
     links,
     login,
     slices,
+    stream,
     switches,
+    telemetry,
     tokens,
     users,
 )
 
 api_router = APIRouter()
-for module in (login, users, tokens, switches, links, slices, analysis, changes, health):
+for module in (
+    login,
+    users,
+    tokens,
+    switches,
+    links,
+    slices,
+    telemetry,
+    alerts,
+    stream,
+    analysis,
+    changes,
+    health,
+):
     api_router.include_router(module.router)

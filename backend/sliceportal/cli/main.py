@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeAlias, cast
 
 from sliceportal import __version__
-from sliceportal.cli import CliError, accounts, analysis, experiment, serve, switch
+from sliceportal.cli import CliError, accounts, analysis, experiment, poller, serve, switch
 from sliceportal.domain import SpecError
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -23,6 +23,7 @@ REGISTRARS: tuple[Callable[[Subparsers], None], ...] = (
     serve.register,
     switch.register,
     experiment.register,
+    poller.register,
 )
 
 

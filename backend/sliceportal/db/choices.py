@@ -90,4 +90,5 @@ class EntityType(Choice):
     SLICE = "slice"
     USER = "user"
     API_TOKEN = "api_token"
+    ALERT = "alert"
     __labels__ = {API_TOKEN: "API token"}

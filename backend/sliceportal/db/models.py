@@ -17,8 +17,9 @@ from typing import Any, ClassVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, column_property, mapped_column, relationship
 
+from sliceportal.alerts.choices import AlertEventKind, AlertState, DeliveryStatus
 from sliceportal.db.base import Base, ChangeLogged, Timestamped, choice_type
 from sliceportal.db.choices import (
     ChangeAction,
@@ -30,6 +31,8 @@ from sliceportal.db.choices import (
     SwitchState,
 )
 from sliceportal.domain import Model
+from sliceportal.domain.p4constants import HIST_BUCKETS
+from sliceportal.domain.sla import Rule
 
 MAX_DP_SID = 4095
 """DP_SIDs are 12 bits in the data plane; 0 is the best-effort class."""
@@ -384,6 +387,144 @@ class ChangeLogEntry(Base):
     entity_name: Mapped[str] = mapped_column(sa.String(255), server_default="")
     before: Mapped[dict[str, Any] | None] = mapped_column(postgresql.JSONB)
     after: Mapped[dict[str, Any] | None] = mapped_column(postgresql.JSONB)
+
+
+class TelemetrySample(Base):
+    """What one slice's counter cells on one switch grew by over a measured interval (a raw
+    sample) or over a minute (a downsampled row): counts, not rates, so rows add up exactly.
+
+    No foreign keys: the poller appends thousands of rows a second (a key check each), and
+    deleting a slice must not wait for its history to be deleted; retention removes the rows.
+    The primary key serves time-range queries per slice; the BRIN index on `t` serves
+    downsampling and retention, which scan by age.
+    """
+
+    __tablename__ = "telemetry_samples"
+    __table_args__ = (
+        sa.Index("ix_telemetry_samples_t_brin", "t", postgresql_using="brin"),
+        sa.CheckConstraint("interval_s > 0", name="interval_positive"),
+        sa.CheckConstraint(
+            f"cardinality(vq_hist) = {HIST_BUCKETS} AND cardinality(rq_hist) = {HIST_BUCKETS}",
+            name="hist_buckets",
+        ),
+    )
+
+    slice_id: Mapped[int] = mapped_column(primary_key=True)
+    t: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), primary_key=True)
+    """The end of the interval (a raw sample's reading time; a minute row's minute end)."""
+    switch_id: Mapped[int] = mapped_column(primary_key=True)
+    downsampled: Mapped[bool] = mapped_column(primary_key=True)
+    interval_s: Mapped[float] = mapped_column(sa.Double)
+    """Seconds measured between the two readings (a minute row: the sum over its samples)."""
+    forwarded_packets: Mapped[int] = mapped_column(sa.BigInteger)
+    forwarded_bytes: Mapped[int] = mapped_column(sa.BigInteger)
+    vq_dropped_packets: Mapped[int] = mapped_column(sa.BigInteger)
+    vq_dropped_bytes: Mapped[int] = mapped_column(sa.BigInteger)
+    real_dropped_packets: Mapped[int] = mapped_column(sa.BigInteger)
+    real_dropped_bytes: Mapped[int] = mapped_column(sa.BigInteger)
+    ecn_marked_packets: Mapped[int] = mapped_column(sa.BigInteger)
+    ecn_marked_bytes: Mapped[int] = mapped_column(sa.BigInteger)
+    vq_hist: Mapped[list[int]] = mapped_column(postgresql.ARRAY(sa.BigInteger))
+    rq_hist: Mapped[list[int]] = mapped_column(postgresql.ARRAY(sa.BigInteger))
+    counters_reset: Mapped[bool] = mapped_column(server_default=sa.false())
+    registers: Mapped[dict[str, Any] | None] = mapped_column(postgresql.JSONB)
+
+
+class Alert(ChangeLogged, Base):
+    """An SLA breach of one slice under one rule, firing until resolved; acknowledging records
+    which operator saw it. At most one firing alert per slice and rule (a partial unique index),
+    however many pollers or retries race to open it."""
+
+    __tablename__ = "alerts"
+    __table_args__ = (
+        sa.Index(
+            "uq_alerts_firing_slice_id_rule",
+            "slice_id",
+            "rule",
+            unique=True,
+            postgresql_where=sa.text("state = 'firing'"),
+        ),
+        sa.Index(None, "started_at"),
+    )
+    entity_type: ClassVar[EntityType] = EntityType.ALERT
+
+    id: Mapped[int] = mapped_column(sa.BigInteger, sa.Identity(), primary_key=True)
+    slice_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("slices.id", ondelete="CASCADE"), index=True
+    )
+    switch_id: Mapped[int | None] = mapped_column(sa.ForeignKey("switches.id", ondelete="SET NULL"))
+    """The switch whose samples first breached the rule."""
+    rule: Mapped[Rule] = mapped_column(choice_type(Rule, "alert_rule"))
+    state: Mapped[AlertState] = mapped_column(
+        choice_type(AlertState, "alert_state"), server_default=AlertState.FIRING
+    )
+    message: Mapped[str] = mapped_column(sa.Text)
+    value: Mapped[float | None] = mapped_column(sa.Double)
+    threshold: Mapped[float | None] = mapped_column(sa.Double)
+    started_at: Mapped[dt.datetime] = mapped_column(
+        sa.DateTime(timezone=True), server_default=sa.func.now()
+    )
+    resolved_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    acknowledged_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    acknowledged_by: Mapped[int | None] = mapped_column(
+        sa.ForeignKey("users.id", ondelete="RESTRICT")
+    )
+    slice_name: Mapped[str] = column_property(
+        sa.select(Slice.name).where(Slice.id == slice_id).scalar_subquery()
+    )
+    """Loaded with the alert, for the API, the events and the change log."""
+
+    @property
+    def display_name(self) -> str:
+        return f"{self.rule} alert of slice {self.slice_name}"
+
+
+class AlertEvent(Base):
+    """One step of an alert's life (firing, resolved, acknowledged) with the document pushed to
+    browsers and webhooks: the outbox the deliveries are sent from."""
+
+    __tablename__ = "alert_events"
+
+    id: Mapped[int] = mapped_column(sa.BigInteger, sa.Identity(), primary_key=True)
+    alert_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("alerts.id", ondelete="CASCADE"), index=True
+    )
+    kind: Mapped[AlertEventKind] = mapped_column(choice_type(AlertEventKind, "alert_event_kind"))
+    occurred_at: Mapped[dt.datetime] = mapped_column(
+        sa.DateTime(timezone=True), server_default=sa.func.now()
+    )
+    payload: Mapped[dict[str, Any]] = mapped_column(postgresql.JSONB)
+
+
+class WebhookDelivery(Base):
+    """An alert event to one webhook URL (saleor's EventDelivery): the Celery task re-reads and
+    locks this row, so a delivery is sent until it succeeds once and never twice at a time."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        sa.Index(
+            "ix_webhook_deliveries_pending",
+            "created_at",
+            postgresql_where=sa.text("status = 'pending'"),
+        ),
+        sa.CheckConstraint("attempts >= 0", name="attempts_non_negative"),
+    )
+
+    id: Mapped[int] = mapped_column(sa.BigInteger, sa.Identity(), primary_key=True)
+    event_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("alert_events.id", ondelete="CASCADE"), index=True
+    )
+    url: Mapped[str] = mapped_column(sa.Text)
+    status: Mapped[DeliveryStatus] = mapped_column(
+        choice_type(DeliveryStatus, "delivery_status"), server_default=DeliveryStatus.PENDING
+    )
+    attempts: Mapped[int] = mapped_column(server_default="0")
+    last_error: Mapped[str] = mapped_column(sa.Text, server_default="")
+    created_at: Mapped[dt.datetime] = mapped_column(
+        sa.DateTime(timezone=True), server_default=sa.func.now()
+    )
+    last_attempt_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    delivered_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
 
 
 CONSTRAINT_FIELDS: dict[str, str] = {

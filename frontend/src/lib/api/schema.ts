@@ -337,6 +337,148 @@ export interface paths {
         patch: operations["slices-update_slice"];
         trace?: never;
     };
+    "/api/v1/slices/{slice_id}/telemetry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Slice Telemetry
+         * @description The slice's samples with `start < t <= end`, per switch, oldest first. Resolution 1
+         *     gives the stored rows (raw samples, one-minute rows past the downsampling age); a coarser
+         *     one sums them into buckets, so rates and percentiles stay exact.
+         */
+        get: operations["telemetry-read_slice_telemetry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/slices/{slice_id}/telemetry/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream Slice Telemetry
+         * @description The slice's samples as they are taken (event `sample`, one JSON sample each, about
+         *     one per poll period and switch), with keep-alive comments.
+         */
+        get: operations["telemetry-stream_slice_telemetry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Alerts
+         * @description Alerts, newest first.
+         */
+        get: operations["alerts-read_alerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/{alert_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read Alert */
+        get: operations["alerts-read_alert"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/{alert_id}/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge Alert
+         * @description Acknowledge an alert, firing or resolved (change-logged; pushed to the streams and the
+         *     webhooks). Acknowledging again changes nothing.
+         */
+        post: operations["alerts-acknowledge_alert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stream/ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Stream Ticket
+         * @description A ticket for `?token=` on the streams, valid for 60 seconds.
+         */
+        post: operations["stream-create_stream_ticket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream All
+         * @description Every slice's samples (event `samples`: a JSON list per poll of a switch) and every
+         *     alert event (event `alert`: `{event, alert}`), with keep-alive comments.
+         */
+        get: operations["stream-stream_all"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/analysis/bounds": {
         parameters: {
             query?: never;
@@ -496,6 +638,42 @@ export interface components {
             /** Expires In */
             expires_in: number;
         };
+        /** AlertPublic */
+        AlertPublic: {
+            /** Id */
+            id: number;
+            /** Slice Id */
+            slice_id: number;
+            /** Slice Name */
+            slice_name: string;
+            /** Switch Id */
+            switch_id: number | null;
+            rule: components["schemas"]["Rule"];
+            state: components["schemas"]["AlertState"];
+            /** Message */
+            message: string;
+            /** Value */
+            value: number | null;
+            /** Threshold */
+            threshold: number | null;
+            /**
+             * Started At
+             * Format: date-time
+             */
+            started_at: string;
+            /** Resolved At */
+            resolved_at: string | null;
+            /** Acknowledged At */
+            acknowledged_at: string | null;
+            /** Acknowledged By */
+            acknowledged_by: number | null;
+        };
+        /**
+         * AlertState
+         * @description firing -> resolved; acknowledging is separate (an operator says "seen"), in any state.
+         * @enum {string}
+         */
+        AlertState: "firing" | "resolved";
         /** ApiTokenCreate */
         ApiTokenCreate: {
             /** Name */
@@ -623,7 +801,7 @@ export interface components {
          * EntityType
          * @enum {string}
          */
-        EntityType: "switch" | "link" | "slice" | "user" | "api_token";
+        EntityType: "switch" | "link" | "slice" | "user" | "api_token" | "alert";
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
@@ -720,6 +898,13 @@ export interface components {
          * @enum {string}
          */
         Model: "harkous" | "netcalc";
+        /** Page[AlertPublic] */
+        Page_AlertPublic_: {
+            /** Data */
+            data: components["schemas"]["AlertPublic"][];
+            /** Count */
+            count: number;
+        };
         /** Page[ApiTokenPublic] */
         Page_ApiTokenPublic_: {
             /** Data */
@@ -773,6 +958,12 @@ export interface components {
          * @enum {string}
          */
         Role: "viewer" | "operator" | "admin";
+        /**
+         * Rule
+         * @description What an alert is about; one open alert per slice and rule.
+         * @enum {string}
+         */
+        Rule: "delay" | "throughput" | "loss" | "marks" | "delay_bound";
         /**
          * Sla
          * @description SLA targets the alerts check; in an update, `sla` replaces the whole object.
@@ -928,6 +1119,19 @@ export interface components {
             /** Link Ids */
             link_ids?: number[] | null;
         };
+        /** StreamTicket */
+        StreamTicket: {
+            /**
+             * Ticket
+             * @description pass as ?token= to a stream (EventSource sends no headers)
+             */
+            ticket: string;
+            /**
+             * Expires In
+             * @description seconds the ticket may open streams
+             */
+            expires_in: number;
+        };
         /** SwitchCreate */
         SwitchCreate: {
             /** Name */
@@ -1072,6 +1276,120 @@ export interface components {
             /** Tls Key Path */
             tls_key_path?: string | null;
         };
+        /** TelemetryPublic */
+        TelemetryPublic: {
+            /** Data */
+            data: components["schemas"]["TelemetrySample"][];
+            /** Count */
+            count: number;
+            /**
+             * Start
+             * Format: date-time
+             */
+            start: string;
+            /**
+             * End
+             * Format: date-time
+             */
+            end: string;
+            /**
+             * Resolution S
+             * @description 1: the stored rows; more: sums over buckets
+             */
+            resolution_s: number;
+        };
+        /**
+         * TelemetrySample
+         * @description What one slice did on one switch over `interval_s` seconds ending at `t`.
+         *
+         *     Delays are histogram bucket edges: a percentile is reported as the upper edge of the
+         *     bucket holding it ("p99 < 2 ms"), or 0.02 for the open last bucket (">= 20 ms"); `null`
+         *     when no packet was forwarded. A CDF point `[edge_s, fraction]` is the share of forwarded
+         *     packets whose delay was below `edge_s`.
+         */
+        TelemetrySample: {
+            /**
+             * T
+             * Format: date-time
+             * @description end of the interval
+             */
+            t: string;
+            /** Slice Id */
+            slice_id: number;
+            /** Switch Id */
+            switch_id: number;
+            /**
+             * Downsampled
+             * @description a sum of samples (one-minute rows, or a bucket)
+             */
+            downsampled: boolean;
+            /**
+             * Counters Reset
+             * @description the switch lost its counters in this interval
+             */
+            counters_reset: boolean;
+            /**
+             * Interval S
+             * @description seconds measured between two readings
+             */
+            interval_s: number;
+            /** Throughput Bps */
+            throughput_bps: number;
+            /** Packets Per S */
+            packets_per_s: number;
+            /**
+             * Offered Bps
+             * @description forwarded plus dropped
+             */
+            offered_bps: number;
+            /**
+             * Drop Ratio
+             * @description dropped (either queue) over offered packets
+             */
+            drop_ratio: number;
+            /** Vq Drop Ratio */
+            vq_drop_ratio: number;
+            /** Rq Drop Ratio */
+            rq_drop_ratio: number;
+            /**
+             * Mark Ratio
+             * @description ECN-marked over forwarded packets
+             */
+            mark_ratio: number;
+            /** Vq Delay P50 S */
+            vq_delay_p50_s: number | null;
+            /** Vq Delay P95 S */
+            vq_delay_p95_s: number | null;
+            /** Vq Delay P99 S */
+            vq_delay_p99_s: number | null;
+            /** Vq Delay Max Bucket S */
+            vq_delay_max_bucket_s: number | null;
+            /** Rq Delay P50 S */
+            rq_delay_p50_s: number | null;
+            /** Rq Delay P95 S */
+            rq_delay_p95_s: number | null;
+            /** Rq Delay P99 S */
+            rq_delay_p99_s: number | null;
+            /** Rq Delay Max Bucket S */
+            rq_delay_max_bucket_s: number | null;
+            /** Vq Cdf */
+            vq_cdf: [
+                number,
+                number
+            ][];
+            /** Rq Cdf */
+            rq_cdf: [
+                number,
+                number
+            ][];
+            /**
+             * Registers
+             * @description vq_delay_s and vq_last_seen_ticks, where the switch can read registers
+             */
+            registers: {
+                [key: string]: number;
+            } | null;
+        };
         /** UserCreate */
         UserCreate: {
             /** Username */
@@ -1159,6 +1477,8 @@ export interface components {
     pathItems: never;
 }
 export type AccessToken = components['schemas']['AccessToken'];
+export type AlertPublic = components['schemas']['AlertPublic'];
+export type AlertState = components['schemas']['AlertState'];
 export type ApiTokenCreate = components['schemas']['ApiTokenCreate'];
 export type ApiTokenCreated = components['schemas']['ApiTokenCreated'];
 export type ApiTokenPublic = components['schemas']['ApiTokenPublic'];
@@ -1173,6 +1493,7 @@ export type LinkPublic = components['schemas']['LinkPublic'];
 export type LinkUpdate = components['schemas']['LinkUpdate'];
 export type Message = components['schemas']['Message'];
 export type Model = components['schemas']['Model'];
+export type PageAlertPublic = components['schemas']['Page_AlertPublic_'];
 export type PageApiTokenPublic = components['schemas']['Page_ApiTokenPublic_'];
 export type PageChangePublic = components['schemas']['Page_ChangePublic_'];
 export type PageLinkPublic = components['schemas']['Page_LinkPublic_'];
@@ -1181,11 +1502,13 @@ export type PageSwitchPublic = components['schemas']['Page_SwitchPublic_'];
 export type PageUserPublic = components['schemas']['Page_UserPublic_'];
 export type QueueScheme = components['schemas']['QueueScheme'];
 export type Role = components['schemas']['Role'];
+export type Rule = components['schemas']['Rule'];
 export type Sla = components['schemas']['Sla'];
 export type SliceCreate = components['schemas']['SliceCreate'];
 export type SlicePublic = components['schemas']['SlicePublic'];
 export type SliceState = components['schemas']['SliceState'];
 export type SliceUpdate = components['schemas']['SliceUpdate'];
+export type StreamTicket = components['schemas']['StreamTicket'];
 export type SwitchCreate = components['schemas']['SwitchCreate'];
 export type SwitchKind = components['schemas']['SwitchKind'];
 export type SwitchPublic = components['schemas']['SwitchPublic'];
@@ -1193,6 +1516,8 @@ export type SwitchState = components['schemas']['SwitchState'];
 export type SwitchSyncPublic = components['schemas']['SwitchSyncPublic'];
 export type SwitchTaskAccepted = components['schemas']['SwitchTaskAccepted'];
 export type SwitchUpdate = components['schemas']['SwitchUpdate'];
+export type TelemetryPublic = components['schemas']['TelemetryPublic'];
+export type TelemetrySample = components['schemas']['TelemetrySample'];
 export type UserCreate = components['schemas']['UserCreate'];
 export type UserPublic = components['schemas']['UserPublic'];
 export type UserUpdate = components['schemas']['UserUpdate'];
@@ -2122,6 +2447,227 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SlicePublic"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    "telemetry-read_slice_telemetry": {
+        parameters: {
+            query?: {
+                /** @description exclusive; default end - 1 h */
+                start?: string | null;
+                /** @description inclusive; default now */
+                end?: string | null;
+                /** @description seconds per point; default: at most 1,000 points */
+                resolution?: number | null;
+            };
+            header?: never;
+            path: {
+                slice_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TelemetryPublic"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    "telemetry-stream_slice_telemetry": {
+        parameters: {
+            query?: {
+                /** @description a stream ticket, for clients that cannot send headers */
+                token?: string | null;
+            };
+            header?: never;
+            path: {
+                slice_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description server-sent events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    "alerts-read_alerts": {
+        parameters: {
+            query?: {
+                state?: components["schemas"]["AlertState"] | null;
+                slice_id?: number | null;
+                rule?: components["schemas"]["Rule"] | null;
+                skip?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_AlertPublic_"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    "alerts-read_alert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alert_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertPublic"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    "alerts-acknowledge_alert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alert_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertPublic"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    "stream-create_stream_ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamTicket"];
+                };
+            };
+        };
+    };
+    "stream-stream_all": {
+        parameters: {
+            query?: {
+                /** @description a stream ticket, for clients that cannot send headers */
+                token?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description server-sent events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
                 };
             };
             /** @description Validation Error */

@@ -1,0 +1,127 @@
+"""Server-sent event streams, and the short-lived tickets that open them from an EventSource.
+
+A stream authenticates like any endpoint (bearer header: access or API token) or with
+`?token=<ticket>`, since the browser's EventSource cannot send headers. A ticket is a JWT of
+its own type (it cannot call any other endpoint), valid 60 s so that EventSource's automatic
+reconnections work; a URL with a ticket is not worth stealing from a log a minute later.
+
+Authentication uses its own short database session, closed before the stream starts: a stream
+may stay open for many minutes and must not hold a pooled connection. A stream ends after the
+access-token lifetime, so its user (deactivated since?) is checked again on reconnection.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import jwt
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import StreamingResponse
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from sliceportal import security
+from sliceportal.api.deps import SettingsDep, TokenDep, ViewerUser, get_current_user
+from sliceportal.api.problems import unauthorized
+from sliceportal.api.schemas.telemetry import StreamTicket
+from sliceportal.core.config import Settings
+from sliceportal.db.models import User
+from sliceportal.telemetry.channels import Channels
+from sliceportal.telemetry.sse import frame, redis_events
+
+router = APIRouter(prefix="/stream", tags=["stream"])
+
+TICKET_TYPE = "stream"
+TICKET_LIFETIME = dt.timedelta(seconds=60)
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}
+}
+
+
+def create_ticket(user_id: int, settings: Settings) -> str:
+    now = dt.datetime.now(dt.UTC)
+    claims = {"sub": str(user_id), "typ": TICKET_TYPE, "iat": now, "exp": now + TICKET_LIFETIME}
+    return jwt.encode(claims, settings.secret_key, algorithm=security.JWT_ALGORITHM)
+
+
+def _ticket_user_id(ticket: str, settings: Settings) -> int:
+    try:
+        claims = jwt.decode(
+            ticket,
+            settings.secret_key,
+            algorithms=[security.JWT_ALGORITHM],
+            options={"require": ["exp", "sub"]},
+        )
+        if claims.get("typ") != TICKET_TYPE:
+            raise unauthorized("?token= takes a stream ticket (POST /stream/ticket)")
+        return int(claims["sub"])
+    except (jwt.PyJWTError, ValueError):
+        raise unauthorized("the stream ticket is invalid or expired") from None
+
+
+def _authenticate(
+    request: Request, settings: Settings, bearer: str | None, ticket: str | None
+) -> User:
+    session: Session
+    with request.app.state.sessionmaker() as session:
+        if bearer:
+            return get_current_user(session, settings, bearer)
+        if not ticket:
+            raise unauthorized("a stream needs a bearer token or ?token=<stream ticket>")
+        user = session.get(User, _ticket_user_id(ticket, settings))
+        if user is None or not user.is_active:
+            raise unauthorized("the stream ticket's user is unknown or deactivated")
+        return user
+
+
+async def stream_user(
+    request: Request,
+    settings: SettingsDep,
+    bearer: TokenDep,
+    token: Annotated[
+        str | None, Query(description="a stream ticket, for clients that cannot send headers")
+    ] = None,
+) -> User:
+    """Any active user (every role may watch), by bearer token or stream ticket."""
+    return await run_in_threadpool(_authenticate, request, settings, bearer, token)
+
+
+StreamUser = Annotated[User, Depends(stream_user)]
+
+
+def event_stream(
+    settings: Settings, channels: list[str], framer: Callable[[str, str], str]
+) -> StreamingResponse:
+    """The SSE response over ``channels`` of the configured Redis."""
+    events = redis_events(
+        settings.redis_url,
+        channels,
+        framer,
+        keepalive_s=settings.stream_keepalive_s,
+        max_age_s=settings.access_token_minutes * 60,
+    )
+    return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+@router.post("/ticket")
+async def create_stream_ticket(user: ViewerUser, settings: SettingsDep) -> StreamTicket:
+    """A ticket for `?token=` on the streams, valid for 60 seconds."""
+    return StreamTicket(
+        ticket=create_ticket(user.id, settings),
+        expires_in=int(TICKET_LIFETIME.total_seconds()),
+    )
+
+
+@router.get("", response_class=StreamingResponse, responses=SSE_RESPONSE)
+async def stream_all(_: StreamUser, settings: SettingsDep) -> StreamingResponse:
+    """Every slice's samples (event `samples`: a JSON list per poll of a switch) and every
+    alert event (event `alert`: `{event, alert}`), with keep-alive comments."""
+    channels = Channels.of(settings.database_url)
+
+    def framer(channel: str, data: str) -> str:
+        return frame("alert" if channel == channels.alerts else "samples", data)
+
+    return event_stream(settings, [channels.samples, channels.alerts], framer)

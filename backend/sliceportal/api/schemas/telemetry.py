@@ -1,0 +1,57 @@
+"""Telemetry samples (docs/telemetry.md) and the stream ticket."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pydantic import BaseModel, Field
+
+from sliceportal.api.schemas.common import Page
+
+
+class TelemetrySample(BaseModel):
+    """What one slice did on one switch over `interval_s` seconds ending at `t`.
+
+    Delays are histogram bucket edges: a percentile is reported as the upper edge of the
+    bucket holding it ("p99 < 2 ms"), or 0.02 for the open last bucket (">= 20 ms"); `null`
+    when no packet was forwarded. A CDF point `[edge_s, fraction]` is the share of forwarded
+    packets whose delay was below `edge_s`.
+    """
+
+    t: dt.datetime = Field(description="end of the interval")
+    slice_id: int
+    switch_id: int
+    downsampled: bool = Field(description="a sum of samples (one-minute rows, or a bucket)")
+    counters_reset: bool = Field(description="the switch lost its counters in this interval")
+    interval_s: float = Field(description="seconds measured between two readings")
+    throughput_bps: float
+    packets_per_s: float
+    offered_bps: float = Field(description="forwarded plus dropped")
+    drop_ratio: float = Field(description="dropped (either queue) over offered packets")
+    vq_drop_ratio: float
+    rq_drop_ratio: float
+    mark_ratio: float = Field(description="ECN-marked over forwarded packets")
+    vq_delay_p50_s: float | None
+    vq_delay_p95_s: float | None
+    vq_delay_p99_s: float | None
+    vq_delay_max_bucket_s: float | None
+    rq_delay_p50_s: float | None
+    rq_delay_p95_s: float | None
+    rq_delay_p99_s: float | None
+    rq_delay_max_bucket_s: float | None
+    vq_cdf: list[tuple[float, float]]
+    rq_cdf: list[tuple[float, float]]
+    registers: dict[str, int | float] | None = Field(
+        description="vq_delay_s and vq_last_seen_ticks, where the switch can read registers"
+    )
+
+
+class TelemetryPublic(Page[TelemetrySample]):
+    start: dt.datetime
+    end: dt.datetime
+    resolution_s: int = Field(description="1: the stored rows; more: sums over buckets")
+
+
+class StreamTicket(BaseModel):
+    ticket: str = Field(description="pass as ?token= to a stream (EventSource sends no headers)")
+    expires_in: int = Field(description="seconds the ticket may open streams")

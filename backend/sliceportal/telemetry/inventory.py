@@ -1,0 +1,104 @@
+"""What the poller watches, read from the database: per switch, its slices (DP_SID) with the SLA
+targets and the analytical delay bound each alert rule compares against.
+
+The bound of a slice on a switch is the largest worst-case delay (the link's model, over the
+slices stored on it) among the links of that switch the slice crosses: a switch measures one
+hop, so its histogram is compared with the bound of that hop, not with the end-to-end sum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from sliceportal.core.config import Settings
+from sliceportal.db.choices import SwitchKind
+from sliceportal.db.models import Link, Slice, SliceSla, SliceSwitch, Switch
+from sliceportal.domain import analyze_arrays
+from sliceportal.domain.sla import Targets
+from sliceportal.services.admission import LinkParams, stored_loads
+from sliceportal.switches.p4runtime import SwitchTarget
+
+
+@dataclass(frozen=True)
+class SliceWatch:
+    slice_id: int
+    dp_sid: int
+    targets: Targets
+
+
+@dataclass(frozen=True)
+class SwitchWatch:
+    target: SwitchTarget
+    budget_cells: int
+    """Counter cells to read per period (`Settings.telemetry_*cells_per_period`)."""
+    slices: tuple[SliceWatch, ...]
+    """In DP_SID order."""
+
+    @property
+    def switch_id(self) -> int:
+        return self.target.switch_id
+
+
+def analytical_bounds(session: Session) -> dict[tuple[int, int], float]:
+    """(slice id, switch id) -> the slice's largest bounded worst-case delay on that switch."""
+    links = list(session.scalars(sa.select(Link).order_by(Link.id)))
+    loads = stored_loads(session, [LinkParams.of(link) for link in links])
+    ids = dict(session.execute(sa.select(Slice.name, Slice.id)).tuples().all())
+    bounds: dict[tuple[int, int], float] = {}
+    for link in links:
+        load = loads[link.id]
+        if not load.names:
+            continue
+        found = analyze_arrays(load.arrays(), link.capacity_bps, link.model).bound_s.tolist()
+        for name, bound in zip(load.names, found, strict=True):
+            key = (ids[name], link.switch_id)
+            if math.isfinite(bound) and bound > bounds.get(key, -1.0):
+                bounds[key] = bound
+    return bounds
+
+
+def load_inventory(session: Session, settings: Settings) -> dict[int, SwitchWatch]:
+    """Every switch with the slices that hold a DP_SID on it."""
+    bounds = analytical_bounds(session)
+    rows = session.execute(
+        sa.select(
+            SliceSwitch.switch_id,
+            SliceSwitch.slice_id,
+            SliceSwitch.dp_sid,
+            Slice.delay_target_s,
+            SliceSla.max_delay_s,
+            SliceSla.min_throughput_bps,
+            SliceSla.max_loss_ratio,
+            SliceSla.max_mark_ratio,
+        )
+        .join(Slice, Slice.id == SliceSwitch.slice_id)
+        .outerjoin(SliceSla, SliceSla.slice_id == SliceSwitch.slice_id)
+        .order_by(SliceSwitch.switch_id, SliceSwitch.dp_sid)
+    ).all()
+    slices: dict[int, list[SliceWatch]] = defaultdict(list)
+    for row in rows:
+        targets = Targets(
+            max_delay_s=row.max_delay_s if row.max_delay_s is not None else row.delay_target_s,
+            delay_percentile=settings.alert_delay_percentile,
+            min_throughput_bps=row.min_throughput_bps,
+            max_loss_ratio=row.max_loss_ratio,
+            max_mark_ratio=row.max_mark_ratio,
+            delay_bound_s=bounds.get((row.slice_id, row.switch_id)),
+        )
+        slices[row.switch_id].append(SliceWatch(row.slice_id, row.dp_sid, targets))
+    inventory = {}
+    for switch in session.scalars(sa.select(Switch).order_by(Switch.id)):
+        budget = (
+            settings.telemetry_emulator_cells_per_period
+            if switch.kind is SwitchKind.EMULATOR
+            else settings.telemetry_cells_per_period
+        )
+        inventory[switch.id] = SwitchWatch(
+            SwitchTarget.of(switch), budget, tuple(slices.get(switch.id, ()))
+        )
+    return inventory

@@ -1,0 +1,423 @@
+"""The telemetry poller: a long-lived process that reads every switch's slice counters each
+period, turns them into samples, and stores, publishes and checks them.
+
+Threads, and why (docs/telemetry.md has the whole story):
+
+- one `SwitchPoller` per switch reads one group of its slices per period (`poll_groups`: all of
+  them when the cell budget allows, else spread over several periods; each sample carries the
+  interval actually measured) and differences the readings with numpy. It hands each batch to
+- one `SampleSink`, which computes the metrics, publishes them on Redis, appends them to
+  PostgreSQL and runs the alert engine, so a slow database or Redis never delays a read: when
+  the sink falls behind, whole batches are dropped (and counted), never the polling cadence;
+- the `Poller` itself re-reads the inventory every `telemetry_refresh_s`, starts and stops
+  switch pollers, and holds a PostgreSQL advisory lock so that only one poller works per
+  database (a second one waits as a hot standby).
+
+Webhook deliveries are enqueued from a separate thread, so a broker outage cannot block the
+sink either.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import redis
+import sqlalchemy as sa
+from sqlalchemy.orm import Session, sessionmaker
+
+from sliceportal.alerts.engine import AlertEngine, Timing
+from sliceportal.alerts.events import RecordedEvent
+from sliceportal.alerts.notify import enqueue_deliveries, publish_events
+from sliceportal.core.config import Settings
+from sliceportal.db.session import create_db_engine, create_sessionmaker
+from sliceportal.domain import p4constants as c
+from sliceportal.domain.telemetry import (
+    CELLS_PER_SLICE,
+    COLUMNS,
+    REGISTER_CELLS_PER_SLICE,
+    Matrix,
+    Registers,
+    batch_metrics,
+    counter_deltas,
+    fitting_budget,
+    poll_groups,
+    reading_matrix,
+    register_cells,
+    registers_of,
+    slice_cells,
+)
+from sliceportal.switches.p4runtime import SessionPool, SwitchError, TransientSwitchError
+from sliceportal.telemetry import store
+from sliceportal.telemetry.channels import Channels
+from sliceportal.telemetry.inventory import SliceWatch, SwitchWatch, load_inventory
+
+logger = logging.getLogger(__name__)
+
+MAX_BACKOFF_S = 30.0
+"""Longest wait between two attempts at a switch that does not answer."""
+POLLER_LOCK_KEY = 0x511CE_0003
+"""pg_advisory_lock key: one working poller per database."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One poll of one group of a switch's slices: the counts since each slice's last read."""
+
+    switch_id: int
+    t: dt.datetime
+    slices: tuple[SliceWatch, ...]
+    intervals: tuple[float, ...]
+    counts: Matrix
+    reset: npt.NDArray[np.bool_]
+    registers: tuple[Registers, ...] | None
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class SwitchPoller:
+    """Reads one switch, one group of slices per period.
+
+    The previous reading of every DP_SID is kept in a matrix indexed by DP_SID, with the slice
+    it belonged to: a DP_SID that changed hands (slice deleted, another created) starts over
+    instead of yielding the difference between two slices' counters.
+    """
+
+    def __init__(
+        self,
+        watch: SwitchWatch,
+        pool: SessionPool,
+        period_s: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.watch = watch
+        """Replaced by the supervisor when the inventory changes (one reference: atomic)."""
+        self._pool = pool
+        self._period = period_s
+        self._clock = clock
+        self._readings = np.zeros((c.MAX_SLICES, len(COLUMNS)), dtype=np.uint64)
+        self._read_at = np.zeros(c.MAX_SLICES)
+        self._owner = np.full(c.MAX_SLICES, -1, dtype=np.int64)
+        self._tick = 0
+        self._fitted = watch.budget_cells
+        """The cells the last read suggests fit in a period (`fitting_budget`)."""
+        self.registers_readable = True
+        """Until the target answers UNIMPLEMENTED (BMv2 cannot read registers)."""
+        self._groups: tuple[tuple[int, ...], ...] = ((),)
+        self._groups_key: tuple[object, ...] = ()
+        self._cells: dict[tuple[int, ...], list[tuple[str, int]]] = {}
+        """The counter cells of each group, in `reading_matrix` order."""
+        self.failures = 0
+
+    @property
+    def cells_per_slice(self) -> int:
+        registers = REGISTER_CELLS_PER_SLICE if self.registers_readable else 0
+        return CELLS_PER_SLICE + registers
+
+    @property
+    def groups(self) -> tuple[tuple[int, ...], ...]:
+        """The current poll groups (recomputed only when the slices or the budget change)."""
+        return self._groups_of(self.watch)
+
+    def _groups_of(self, watch: SwitchWatch) -> tuple[tuple[int, ...], ...]:
+        dp_sids = tuple(s.dp_sid for s in watch.slices)
+        budget = min(watch.budget_cells, self._fitted)
+        per_period = max(1, budget // self.cells_per_slice)
+        key = (dp_sids, per_period)
+        if key != self._groups_key:
+            self._groups = poll_groups(dp_sids, 1, per_period)
+            self._groups_key = key
+            self._cells = {group: slice_cells(group) for group in self._groups}
+        return self._groups
+
+    def poll(self) -> Batch | None:
+        """Read the next group; None when the switch has no slice. Raises SwitchError."""
+        watch = self.watch  # one inventory for the whole poll, however it changes meanwhile
+        groups = self._groups_of(watch)
+        group = groups[self._tick % len(groups)]
+        self._tick += 1
+        if not group:
+            return None
+        session = self._pool.get(watch.target)
+        cells = self._cells[group]
+        t, started = utcnow(), self._clock()
+        values = session.read_counter_cells(cells)
+        registers = None
+        if self.registers_readable:
+            read = session.read_registers([cell for sid in group for cell in register_cells(sid)])
+            if read is None:
+                self.registers_readable = False
+            else:
+                registers = tuple(registers_of(sid, read) for sid in group)
+        elapsed = self._clock() - started
+        self._fitted = fitting_budget(
+            watch.budget_cells, self._period, len(group) * self.cells_per_slice, elapsed
+        )
+        by_sid = {s.dp_sid: s for s in watch.slices}
+        sids = np.array(group)
+        owners = np.array([by_sid[sid].slice_id for sid in group], dtype=np.int64)
+        now = reading_matrix(cells, values)
+        known = np.flatnonzero(self._owner[sids] == owners)
+        delta, reset = counter_deltas(self._readings[sids], now)
+        intervals = started - self._read_at[sids]
+        self._readings[sids] = now
+        self._read_at[sids] = started
+        self._owner[sids] = owners
+        return Batch(
+            switch_id=watch.switch_id,
+            t=t,
+            slices=tuple(by_sid[group[i]] for i in known),
+            intervals=tuple(intervals[known].tolist()),
+            counts=delta[known],
+            reset=reset[known],
+            registers=None if registers is None else tuple(registers[i] for i in known),
+        )
+
+    def run(self, stop: threading.Event, deliver: Callable[[Batch], None]) -> None:
+        """Poll every period until ``stop``; back off (up to 30 s) while the switch fails."""
+        switch_id = self.watch.switch_id
+        next_at = self._clock()
+        while not stop.is_set():
+            try:
+                batch = self.poll()
+            except TransientSwitchError as exc:
+                self._pool.drop(switch_id)
+                self._failed(exc)
+            except SwitchError as exc:
+                self._failed(exc)
+            else:
+                if self.failures:
+                    logger.info("switch %s answers again", switch_id)
+                self.failures = 0
+                if batch is not None and batch.slices:
+                    deliver(batch)
+            wait = self._period * 2 ** min(self.failures, 10)
+            next_at = max(next_at + min(wait, MAX_BACKOFF_S), self._clock())
+            stop.wait(next_at - self._clock())
+
+    def _failed(self, exc: SwitchError) -> None:
+        if not self.failures:
+            logger.warning("switch %s: %s; retrying with back-off", self.watch.switch_id, exc)
+        self.failures += 1
+
+
+class SampleSink:
+    """Turns batches into samples: publish (Redis), store (PostgreSQL), check (alert engine).
+
+    One thread, fed by a bounded queue: a batch that does not fit is dropped and counted, so
+    the switch pollers never wait.
+    """
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        client: redis.Redis,
+        channels: Channels,
+        engine: AlertEngine,
+        maxsize: int = 64,
+    ) -> None:
+        self._sessions = sessions
+        self._redis = client
+        self._channels = channels
+        self._engine = engine
+        self._queue: queue.Queue[Batch] = queue.Queue(maxsize)
+        self.dropped = 0
+
+    def offer(self, batch: Batch) -> None:
+        try:
+            self._queue.put_nowait(batch)
+        except queue.Full:
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 100 == 0:
+                logger.warning("telemetry sink behind: %d batches dropped", self.dropped)
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                batch = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            try:
+                self.handle(batch)
+            except Exception:  # one bad batch must not end the telemetry
+                logger.exception("telemetry batch of switch %s lost", batch.switch_id)
+
+    def handle(self, batch: Batch) -> None:
+        counts = batch.counts.tolist()
+        records = [
+            store.SampleRecord(
+                slice_id=watch.slice_id,
+                switch_id=batch.switch_id,
+                t=batch.t,
+                interval_s=batch.intervals[i],
+                counts=tuple(counts[i]),
+                counters_reset=bool(batch.reset[i]),
+                registers=None if batch.registers is None else batch.registers[i].to_dict(),
+            )
+            for i, watch in enumerate(batch.slices)
+        ]
+        metrics = batch_metrics(batch.counts, np.array(batch.intervals))
+        documents = [json.dumps(d) for d in store.sample_documents(records, metrics)]
+        self._publish(batch, documents)
+        try:
+            with self._sessions() as session:
+                store.insert_samples(session, records)
+                session.commit()
+        except sa.exc.SQLAlchemyError as exc:
+            logger.warning("samples of switch %s not stored: %s", batch.switch_id, exc)
+        slices = [(watch.slice_id, watch.targets) for watch in batch.slices]
+        self._engine.observe(batch.switch_id, batch.t, slices, metrics)
+
+    def _publish(self, batch: Batch, documents: list[str]) -> None:
+        """One message per slice for its own stream, and the batch for the all-slices one."""
+        try:
+            with self._redis.pipeline(transaction=False) as pipe:
+                for watch, document in zip(batch.slices, documents, strict=True):
+                    pipe.publish(self._channels.slice(watch.slice_id), document)
+                pipe.publish(self._channels.samples, "[" + ",".join(documents) + "]")
+                pipe.execute()
+        except redis.RedisError as exc:
+            logger.warning("samples not published, Redis unavailable: %s", exc)
+
+
+class Poller:
+    """The whole poller: inventory, switch pollers, sink and alert engine (`sliceportal poller`)."""
+
+    def __init__(self, settings: Settings, pool: SessionPool | None = None) -> None:
+        self._settings = settings
+        self._engine = create_db_engine(settings)
+        self._sessions = create_sessionmaker(self._engine)
+        self._redis = redis.Redis.from_url(
+            settings.redis_url, socket_connect_timeout=2, socket_timeout=2
+        )
+        self._channels = Channels.of(settings.database_url)
+        self._pool = pool or SessionPool(settings)
+        self._dispatch = ThreadPoolExecutor(1, thread_name_prefix="alert-dispatch")
+        self.alerts = AlertEngine(
+            self._sessions,
+            Timing(settings.alert_for_s, settings.alert_clear_for_s),
+            settings.alert_webhook_urls,
+            self._after_commit,
+        )
+        self.sink = SampleSink(self._sessions, self._redis, self._channels, self.alerts)
+        self.switches: dict[int, SwitchPoller] = {}
+        self.active = threading.Event()
+        """Set while this poller holds the lock and works (else it stands by)."""
+        self._threads: dict[int, tuple[threading.Thread, threading.Event]] = {}
+
+    def _after_commit(self, events: list[RecordedEvent]) -> None:
+        publish_events(self._redis, self._channels, events)
+        ids = [delivery for event in events for delivery in event.delivery_ids]
+        if ids:
+            self._dispatch.submit(enqueue_deliveries, ids)
+
+    def refresh(self) -> None:
+        """Re-read the inventory; start, update and stop switch pollers to match it."""
+        with self._sessions() as session:
+            inventory = load_inventory(session, self._settings)
+        for switch_id in set(self.switches) - set(inventory):
+            self._stop_switch(switch_id)
+        for switch_id, watch in inventory.items():
+            poller = self.switches.get(switch_id)
+            if poller is None:
+                self._start_switch(watch)
+            elif poller.watch.target != watch.target:  # address, device or election id changed
+                self._stop_switch(switch_id)
+                self._pool.drop(switch_id)
+                self._start_switch(watch)
+            else:
+                poller.watch = watch
+        sampled = {(s.slice_id, w.switch_id) for w in inventory.values() for s in w.slices}
+        self.alerts.retain(sampled, utcnow())
+
+    def _start_switch(self, watch: SwitchWatch) -> None:
+        poller = SwitchPoller(watch, self._pool, self._settings.telemetry_poll_interval_s)
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=poller.run,
+            args=(stop, self.sink.offer),
+            name=f"poll-switch-{watch.switch_id}",
+            daemon=True,
+        )
+        self.switches[watch.switch_id] = poller
+        self._threads[watch.switch_id] = (thread, stop)
+        thread.start()
+
+    def _stop_switch(self, switch_id: int) -> None:
+        thread, stop = self._threads.pop(switch_id)
+        del self.switches[switch_id]
+        stop.set()
+        thread.join(timeout=10)
+
+    @contextmanager
+    def _leadership(self, stop: threading.Event) -> Iterator[sa.Connection | None]:
+        """Hold the poller lock on a dedicated connection (None if ``stop`` came first)."""
+        while not stop.is_set():
+            try:
+                connection = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+            except sa.exc.SQLAlchemyError as exc:
+                logger.warning("poller waits for the database: %s", exc)
+                stop.wait(self._settings.telemetry_refresh_s)
+                continue
+            with connection:
+                if connection.scalar(sa.select(sa.func.pg_try_advisory_lock(POLLER_LOCK_KEY))):
+                    try:
+                        yield connection
+                    finally:  # the connection goes back to the pool: release the lock first
+                        with suppress(sa.exc.SQLAlchemyError):
+                            connection.scalar(
+                                sa.select(sa.func.pg_advisory_unlock(POLLER_LOCK_KEY))
+                            )
+                    return
+            logger.info("another poller is active on this database; standing by")
+            stop.wait(self._settings.telemetry_refresh_s)
+        yield None
+
+    def run(self, stop: threading.Event) -> None:
+        """Poll until ``stop`` is set; while the database connection holding the lock lives."""
+        while not stop.is_set():
+            with self._leadership(stop) as lock:
+                if lock is None:
+                    break
+                self._lead(stop, lock)
+        self._dispatch.shutdown(wait=True)
+        self._redis.close()
+        self._engine.dispose()
+
+    def _lead(self, stop: threading.Event, lock: sa.Connection) -> None:
+        logger.info("telemetry poller active")
+        self.active.set()
+        sink_stop = threading.Event()
+        sink = threading.Thread(target=self.sink.run, args=(sink_stop,), name="telemetry-sink")
+        try:
+            self.alerts.load()
+            sink.start()
+            while not stop.is_set():
+                try:
+                    self.refresh()
+                except sa.exc.SQLAlchemyError as exc:
+                    logger.warning("inventory not refreshed: %s", exc)
+                stop.wait(self._settings.telemetry_refresh_s)
+                lock.scalar(sa.select(1))  # raises once the lock's connection is gone
+        except sa.exc.SQLAlchemyError as exc:
+            logger.warning("poller lost its database lock, stepping down: %s", exc)
+        finally:
+            self.active.clear()
+            for switch_id in list(self.switches):
+                self._stop_switch(switch_id)
+            sink_stop.set()
+            if sink.is_alive():
+                sink.join(timeout=10)

@@ -1,0 +1,249 @@
+"""Samples in PostgreSQL: appended with COPY, read back over time ranges at any resolution,
+downsampled to one row per minute after a configurable age, and deleted after the retention.
+
+Rows hold counts (``domain.telemetry.COLUMNS``), so every coarser view is a SUM in SQL: a
+one-minute row is exactly the sum of its samples, and a history bucket of any width is the sum
+of the rows in it. Rates, ratios and percentiles are computed from the sums on the way out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.orm import Session
+
+from sliceportal.db.models import TelemetrySample
+from sliceportal.domain import p4constants as c
+from sliceportal.domain.telemetry import COLUMNS, BatchMetrics, batch_metrics
+
+PAIR_COLUMNS = COLUMNS[: -2 * c.HIST_BUCKETS]
+"""The packets-and-bytes columns; the histograms are the arrays vq_hist and rq_hist."""
+HISTOGRAMS = ("vq_hist", "rq_hist")
+COPY_COLUMNS = (
+    "slice_id",
+    "t",
+    "switch_id",
+    "downsampled",
+    "interval_s",
+    *PAIR_COLUMNS,
+    *HISTOGRAMS,
+    "counters_reset",
+    "registers",
+)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+MINUTE = dt.timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class SampleRecord:
+    """A stored sample: what the slice counted on one switch in ``interval_s`` up to ``t``."""
+
+    slice_id: int
+    switch_id: int
+    t: dt.datetime
+    interval_s: float
+    counts: tuple[int, ...]
+    counters_reset: bool = False
+    registers: dict[str, Any] | None = None
+    downsampled: bool = False
+
+    def copy_row(self) -> tuple[Any, ...]:
+        hist = len(PAIR_COLUMNS)
+        return (
+            self.slice_id,
+            self.t,
+            self.switch_id,
+            self.downsampled,
+            self.interval_s,
+            *self.counts[:hist],
+            list(self.counts[hist : hist + c.HIST_BUCKETS]),
+            list(self.counts[hist + c.HIST_BUCKETS :]),
+            self.counters_reset,
+            None if self.registers is None else json.dumps(self.registers),
+        )
+
+
+def metrics_of(records: Sequence[SampleRecord]) -> BatchMetrics:
+    counts = np.array([r.counts for r in records], dtype=np.int64).reshape(len(records), -1)
+    return batch_metrics(counts, np.array([r.interval_s for r in records], dtype=np.float64))
+
+
+def sample_documents(
+    records: Sequence[SampleRecord], metrics: BatchMetrics | None = None
+) -> list[dict[str, Any]]:
+    """The sample JSON of the API and the streams (docs/telemetry.md); pass the batch's
+    metrics when the caller has them already."""
+    if not records:
+        return []
+    measured = (metrics or metrics_of(records)).documents()
+    return [
+        {
+            "t": record.t.isoformat(),
+            "slice_id": record.slice_id,
+            "switch_id": record.switch_id,
+            "downsampled": record.downsampled,
+            "counters_reset": record.counters_reset,
+            **measurement,
+            "registers": record.registers,
+        }
+        for record, measurement in zip(records, measured, strict=True)
+    ]
+
+
+def insert_samples(session: Session, records: Iterable[SampleRecord]) -> int:
+    """Append samples with COPY (thousands a second; an INSERT per row would not keep up), in
+    the session's transaction. Returns how many were written."""
+    raw = session.connection().connection.driver_connection
+    written = 0
+    with raw.cursor() as cursor:  # type: ignore[union-attr]
+        with cursor.copy(f"COPY telemetry_samples ({', '.join(COPY_COLUMNS)}) FROM STDIN") as copy:
+            for record in records:
+                copy.write_row(record.copy_row())
+                written += 1
+    return written
+
+
+# --- Reading history --------------------------------------------------------------------------
+
+MAX_POINTS = 10_000
+"""Most buckets per switch a history request may ask for."""
+AUTO_POINTS = 1000
+"""Buckets per switch a history request gets when it names no resolution."""
+
+_table = TelemetrySample.__table__
+_TICK = dt.timedelta(microseconds=1)
+"""Buckets are (start, end] like the intervals of the samples: binned on ``t`` minus a tick."""
+
+
+def _hist_sum(name: str) -> sa.ColumnElement[Any]:
+    column = _table.c[name]
+    return postgresql.array(
+        [sa.cast(sa.func.sum(column[i]), sa.BigInteger) for i in range(1, c.HIST_BUCKETS + 1)]
+    )
+
+
+def auto_resolution(start: dt.datetime, end: dt.datetime) -> int:
+    """Seconds per bucket giving at most ``AUTO_POINTS`` buckets (1: the raw samples)."""
+    return max(1, -int(-(end - start).total_seconds() // AUTO_POINTS))
+
+
+def _record(row: sa.Row[Any], slice_id: int) -> SampleRecord:
+    m = row._mapping
+    counts = (*(m[name] for name in PAIR_COLUMNS), *m["vq_hist"], *m["rq_hist"])
+    return SampleRecord(
+        slice_id=slice_id,
+        switch_id=m["switch_id"],
+        t=m["t"],
+        interval_s=m["interval_s"],
+        counts=tuple(int(v) for v in counts),
+        counters_reset=m["counters_reset"],
+        registers=m.get("registers"),
+        downsampled=m["downsampled"],
+    )
+
+
+def history(
+    session: Session,
+    slice_id: int,
+    start: dt.datetime,
+    end: dt.datetime,
+    resolution_s: int,
+) -> list[SampleRecord]:
+    """The samples of a slice with ``start < t <= end``, per switch, in time order.
+
+    Resolution 1 returns the stored rows as they are (raw samples, and one-minute rows where
+    the raw ones were downsampled); a coarser one sums the rows into buckets (start, end] of
+    that many seconds aligned on the epoch, each stamped with the end of its last row. A
+    one-minute row falls in the bucket its samples fell in, so a history reads the same
+    before and after downsampling whenever the resolution is a whole number of minutes.
+    """
+    in_range = sa.and_(_table.c.slice_id == slice_id, _table.c.t > start, _table.c.t <= end)
+    if resolution_s == 1:
+        rows = session.execute(
+            sa.select(_table).where(in_range).order_by(_table.c.t, _table.c.switch_id)
+        ).all()
+        return [_record(row, slice_id) for row in rows]
+    bucket = sa.func.date_bin(
+        sa.literal(dt.timedelta(seconds=resolution_s)), _table.c.t - _TICK, sa.literal(EPOCH)
+    ).label("bucket")
+    query = (
+        sa.select(
+            _table.c.switch_id,
+            sa.func.max(_table.c.t).label("t"),
+            sa.func.sum(_table.c.interval_s).label("interval_s"),
+            *(sa.cast(sa.func.sum(_table.c[n]), sa.BigInteger).label(n) for n in PAIR_COLUMNS),
+            *(_hist_sum(name).label(name) for name in HISTOGRAMS),
+            sa.func.bool_or(_table.c.counters_reset).label("counters_reset"),
+            sa.func.bool_or(_table.c.downsampled).label("downsampled"),
+        )
+        .where(in_range)
+        .group_by(bucket, _table.c.switch_id)
+        .order_by(bucket, _table.c.switch_id)
+    )
+    return [_record(row, slice_id) for row in session.execute(query).all()]
+
+
+# --- Downsampling and retention ---------------------------------------------------------------
+
+
+def _sums(prefix: str) -> str:
+    return ", ".join(f"sum({prefix}{name})::bigint" for name in PAIR_COLUMNS)
+
+
+def _hist_sums(name: str) -> str:
+    cells = ", ".join(f"sum({name}[{i}])::bigint" for i in range(1, c.HIST_BUCKETS + 1))
+    return f"ARRAY[{cells}]"
+
+
+def _hist_add(name: str) -> str:
+    cells = ", ".join(
+        f"telemetry_samples.{name}[{i}] + excluded.{name}[{i}]"
+        for i in range(1, c.HIST_BUCKETS + 1)
+    )
+    return f"{name} = ARRAY[{cells}]"
+
+
+_MINUTE_END = "date_bin('1 minute', t - interval '1 microsecond', :epoch) + interval '1 minute'"
+"""The end of the minute a row belongs to: minutes are (start, end], like a sample's interval."""
+_DOWNSAMPLE = sa.text(
+    f"""
+WITH moved AS (
+    DELETE FROM telemetry_samples WHERE NOT downsampled AND t <= :cutoff RETURNING *
+)
+INSERT INTO telemetry_samples ({", ".join(COPY_COLUMNS)})
+SELECT slice_id, {_MINUTE_END}, switch_id, true,
+       sum(interval_s), {_sums("")}, {_hist_sums("vq_hist")}, {_hist_sums("rq_hist")},
+       bool_or(counters_reset), NULL
+FROM moved
+GROUP BY slice_id, switch_id, {_MINUTE_END}
+ON CONFLICT (slice_id, t, switch_id, downsampled) DO UPDATE SET
+    interval_s = telemetry_samples.interval_s + excluded.interval_s,
+    {", ".join(f"{n} = telemetry_samples.{n} + excluded.{n}" for n in PAIR_COLUMNS)},
+    {_hist_add("vq_hist")}, {_hist_add("rq_hist")},
+    counters_reset = telemetry_samples.counters_reset OR excluded.counters_reset
+"""
+)
+
+
+def downsample(session: Session, now: dt.datetime, after_s: int) -> int:
+    """Replace the raw samples of every whole minute older than ``after_s`` by one row per
+    slice, switch and minute (stamped with the minute's end), in one statement: running it
+    twice, or in two workers at once, moves each sample once. Returns the minute rows
+    written; the caller commits."""
+    cutoff = EPOCH + (now - dt.timedelta(seconds=after_s) - EPOCH) // MINUTE * MINUTE
+    result = session.execute(_DOWNSAMPLE, {"cutoff": cutoff, "epoch": EPOCH})
+    return result.rowcount  # type: ignore[attr-defined, no-any-return]
+
+
+def expire(session: Session, now: dt.datetime, retention_s: int) -> int:
+    """Delete the rows older than the retention; the caller commits."""
+    before = now - dt.timedelta(seconds=retention_s)
+    result = session.execute(sa.delete(TelemetrySample).where(TelemetrySample.t < before))
+    return result.rowcount  # type: ignore[attr-defined, no-any-return]

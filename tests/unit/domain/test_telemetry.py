@@ -1,0 +1,265 @@
+"""Telemetry arithmetic: readings to counts across wraps and resets, the poll schedule, metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sliceportal.domain import dataplane as dp
+from sliceportal.domain import p4constants as c
+from sliceportal.domain.telemetry import (
+    COLUMNS,
+    COUNTER_WIDTH,
+    NO_BUCKET,
+    BatchMetrics,
+    Registers,
+    batch_metrics,
+    counter_deltas,
+    fitting_budget,
+    poll_groups,
+    reading_matrix,
+    registers_of,
+    slice_cells,
+)
+
+TOP = 1 << COUNTER_WIDTH
+
+
+def cell_values(dp_sid: int, base: int) -> dict[tuple[str, int], tuple[int, int]]:
+    """A read of one slice's cells: cell k holds (base + k, 10 * (base + k))."""
+    return {cell: (base + k, 10 * (base + k)) for k, cell in enumerate(dp.counter_cells(dp_sid))}
+
+
+def test_reading_matrix_lays_cells_out_as_slice_counters() -> None:
+    values = cell_values(3, 100) | cell_values(0, 1)
+    matrix = reading_matrix(slice_cells([3, 0]), values)
+    assert matrix.shape == (2, len(COLUMNS))
+    row = dict(zip(COLUMNS, matrix[0].tolist(), strict=True))
+    assert (row["forwarded_packets"], row["forwarded_bytes"]) == (100, 1000)
+    assert (row["ecn_marked_packets"], row["ecn_marked_bytes"]) == (103, 1030)
+    assert [row[f"vq_hist_{b}"] for b in range(8)] == list(range(104, 112))
+    assert [row[f"rq_hist_{b}"] for b in range(8)] == list(range(112, 120))
+    # DP_SID 0: its first histogram cell has index 0, like its packets-and-bytes cells.
+    assert matrix[1, COLUMNS.index("vq_hist_0")] == 5
+
+
+def test_reading_matrix_takes_int64_counters_modulo_2_64() -> None:
+    values = cell_values(1, 0)
+    values[(dp.FORWARDED, 1)] = (-1, -2)
+    assert reading_matrix(slice_cells([1]), values)[0, :2].tolist() == [TOP - 1, TOP - 2]
+    values[(dp.FORWARDED, 1)] = (TOP - 1, 1)  # or unsigned
+    assert reading_matrix(slice_cells([1]), values)[0, :2].tolist() == [TOP - 1, 1]
+
+
+def test_reading_matrix_of_no_slice() -> None:
+    assert reading_matrix([], {}).shape == (0, len(COLUMNS))
+
+
+def _reference_delta(before: int, now: int) -> int | None:
+    """The definition: the modular difference when under half the range, else a reset."""
+    delta = (now - before) % TOP
+    return delta if delta < TOP // 2 else None
+
+
+counter = st.integers(0, TOP - 1)
+
+
+@given(st.lists(st.tuples(counter, counter), min_size=len(COLUMNS), max_size=len(COLUMNS)))
+def test_counter_deltas_match_the_definition(pairs: list[tuple[int, int]]) -> None:
+    before = np.array([[b for b, _ in pairs]], dtype=np.uint64)
+    now = np.array([[n for _, n in pairs]], dtype=np.uint64)
+    expected = [_reference_delta(b, n) for b, n in pairs]
+    delta, reset = counter_deltas(before, now)
+    if None in expected:
+        assert reset.tolist() == [True]
+        assert delta[0].tolist() == [np.int64(np.uint64(n)) for _, n in pairs]
+    else:
+        assert reset.tolist() == [False]
+        assert delta[0].tolist() == expected
+
+
+def test_counter_wrap_is_a_small_delta_not_a_reset() -> None:
+    before = np.zeros((1, len(COLUMNS)), dtype=np.uint64)
+    now = before.copy()
+    before[0, 0], now[0, 0] = TOP - 10, 5
+    delta, reset = counter_deltas(before, now)
+    assert not reset[0]
+    assert delta[0, 0] == 15
+
+
+def test_a_reset_takes_the_whole_slice_reading_and_only_that_slice() -> None:
+    before = np.full((2, len(COLUMNS)), 1000, dtype=np.uint64)
+    now = before + np.uint64(7)
+    now[1, 3] = 2  # slice 1: one cell went down from 1000 to 2, the switch lost its counters
+    delta, reset = counter_deltas(before, now)
+    assert reset.tolist() == [False, True]
+    assert delta[0].tolist() == [7] * len(COLUMNS)
+    assert delta[1].tolist() == now[1].astype(np.int64).tolist()
+
+
+def test_counter_deltas_refuse_mismatched_readings() -> None:
+    with pytest.raises(ValueError, match="matrices"):
+        counter_deltas(np.zeros((1, 3), dtype=np.uint64), np.zeros((1, 3), dtype=np.uint64))
+
+
+@given(
+    st.lists(st.integers(0, c.MAX_SLICES - 1), max_size=300),
+    st.integers(1, 30),
+    st.integers(1, 5000),
+)
+def test_poll_groups_cover_each_slice_once_within_the_budget(
+    dp_sids: list[int], per_slice: int, budget: int
+) -> None:
+    groups = poll_groups(dp_sids, per_slice, budget)
+    flat = [sid for group in groups for sid in group]
+    assert sorted(flat) == sorted(set(dp_sids))
+    per_period = max(1, budget // per_slice)
+    assert all(len(group) <= per_period for group in groups)
+    sizes = [len(group) for group in groups]
+    assert max(sizes) - min(sizes) <= 1
+    # As few groups as the budget allows: one fewer would not fit.
+    assert len(groups) == max(1, -(-len(set(dp_sids)) // per_period))
+
+
+def test_poll_groups_spread_4096_bmv2_slices_over_41_periods() -> None:
+    groups = poll_groups(range(4096), 20, 2000)
+    assert len(groups) == 41
+    assert groups[0][:3] == (0, 41, 82)
+
+
+def test_poll_groups_refuse_a_zero_budget() -> None:
+    with pytest.raises(ValueError):
+        poll_groups([1], 20, 0)
+
+
+def test_fitting_budget_lowers_the_budget_of_a_slow_switch() -> None:
+    assert fitting_budget(2000, 1.0, 0, 0.0) == 2000  # nothing read yet
+    assert fitting_budget(2000, 1.0, 2000, 0.2) == 2000  # 8,000 cells would fit in 0.8 s
+    assert fitting_budget(2000, 1.0, 2000, 2.0) == 800
+    assert fitting_budget(2000, 1.0, 1, 10.0) == 1
+
+
+def test_fitting_budget_converges_on_the_largest_read_that_fits() -> None:
+    cells = 2000
+    for _ in range(20):  # 50 ms per RPC plus 1 ms per cell: 750 cells take 0.8 s
+        cells = fitting_budget(2000, 1.0, cells, 0.05 + 1e-3 * cells)
+    assert 740 <= cells <= 750
+
+
+def counts(
+    forwarded: tuple[int, int] = (0, 0),
+    vq_dropped: tuple[int, int] = (0, 0),
+    real_dropped: tuple[int, int] = (0, 0),
+    marked: tuple[int, int] = (0, 0),
+    vq_hist: tuple[int, ...] = (0,) * 8,
+    rq_hist: tuple[int, ...] = (0,) * 8,
+) -> dp.SliceCounters:
+    return dp.SliceCounters(
+        dp.CounterValue(*forwarded),
+        dp.CounterValue(*vq_dropped),
+        dp.CounterValue(*real_dropped),
+        dp.CounterValue(*marked),
+        vq_hist,
+        rq_hist,
+    )
+
+
+def metrics(*found: dp.SliceCounters, interval_s: float = 1.0) -> BatchMetrics:
+    return batch_metrics(
+        np.array([f.cells() for f in found], dtype=np.int64).reshape(len(found), len(COLUMNS)),
+        np.full(len(found), interval_s),
+    )
+
+
+def test_sample_metrics_rates_ratios_and_percentiles() -> None:
+    (sample,) = metrics(
+        counts(
+            forwarded=(900, 1_125_000),
+            vq_dropped=(80, 100_000),
+            real_dropped=(20, 25_000),
+            marked=(90, 112_500),
+            vq_hist=(0, 0, 0, 450, 0, 440, 10, 0),
+            rq_hist=(900, 0, 0, 0, 0, 0, 0, 0),
+        ),
+        interval_s=2.0,
+    ).documents()
+    assert sample["interval_s"] == 2.0
+    assert sample["throughput_bps"] == 1_125_000 * 8 / 2
+    assert sample["packets_per_s"] == 450
+    assert sample["offered_bps"] == 1_250_000 * 8 / 2
+    assert sample["drop_ratio"] == pytest.approx(0.1)
+    assert sample["vq_drop_ratio"] == pytest.approx(0.08)
+    assert sample["rq_drop_ratio"] == pytest.approx(0.02)
+    assert sample["mark_ratio"] == pytest.approx(0.1)
+    # p50 in [1, 2) ms, p95 in [5, 10) ms, p99 in [10, 20) ms: reported as upper edges.
+    assert sample["vq_delay_p50_s"] == 0.002
+    assert sample["vq_delay_p95_s"] == 0.010
+    assert sample["vq_delay_p99_s"] == 0.020
+    assert sample["vq_delay_max_bucket_s"] == 0.020
+    assert sample["rq_delay_p99_s"] == 0.0001
+    assert sample["vq_cdf"][3] == [0.002, 0.5]
+    assert sample["vq_cdf"][-1] == [0.02, 1.0]
+    assert [edge for edge, _ in sample["rq_cdf"]] == [us / 1e6 for us in c.HIST_BUCKET_EDGES_US]
+
+
+def test_sample_metrics_of_an_idle_slice() -> None:
+    (sample,) = metrics(counts()).documents()
+    assert sample["throughput_bps"] == 0
+    assert sample["drop_ratio"] == 0
+    assert sample["vq_delay_p99_s"] is None
+    assert sample["rq_delay_max_bucket_s"] is None
+    assert sample["vq_cdf"] == []
+
+
+def test_the_open_last_bucket_saturates_at_its_lower_edge() -> None:
+    (sample,) = metrics(counts(forwarded=(4, 100), rq_hist=(0,) * 7 + (4,))).documents()
+    assert sample["rq_delay_p50_s"] == 0.02
+    assert sample["rq_cdf"][-1] == [0.02, 0.0]
+
+
+def test_batch_metrics_refuse_a_bad_batch() -> None:
+    with pytest.raises(ValueError, match="counts"):
+        batch_metrics(np.zeros((1, 3), dtype=np.int64), np.ones(1))
+    with pytest.raises(ValueError, match="positive"):
+        batch_metrics(np.zeros((1, len(COLUMNS)), dtype=np.int64), np.zeros(1))
+
+
+small = st.integers(0, 10**6)
+pair = st.tuples(small, small)
+histogram = st.lists(small, min_size=8, max_size=8).map(tuple)
+slice_counts = st.builds(counts, pair, pair, pair, pair, histogram, histogram)
+
+
+def _bucket_indices(found: dp.DelayPercentiles | None) -> list[int]:
+    if found is None:
+        return [NO_BUCKET] * 4
+    return [b.index for b in (found.p50, found.p95, found.p99, found.max)]
+
+
+@given(st.lists(slice_counts, min_size=1, max_size=8), st.floats(0.01, 100))
+def test_batch_metrics_agree_with_the_data_planes_per_slice_arithmetic(
+    batch: list[dp.SliceCounters], interval_s: float
+) -> None:
+    found = metrics(*batch, interval_s=interval_s)
+    for i, one in enumerate(batch):
+        reference = dp.slice_stats(dp.SliceCounters.zero(), one, interval_s)
+        assert found.throughput_bps[i] == reference.throughput_bps
+        assert found.packets_per_s[i] == reference.forwarded_pps
+        assert found.offered_bps[i] == reference.offered_bps
+        assert found.vq_drop_ratio[i] == reference.vq_drop_ratio
+        assert found.rq_drop_ratio[i] == reference.real_drop_ratio
+        assert found.mark_ratio[i] == reference.mark_ratio
+        assert found.vq_buckets[i].tolist() == _bucket_indices(reference.vq_delay)
+        assert found.rq_buckets[i].tolist() == _bucket_indices(reference.real_delay)
+
+
+def test_registers_in_seconds_and_ticks() -> None:
+    values = {
+        (dp.VQ_DELAY_REGISTER, 5): 65_536_000_000,  # 1 ms in vq units
+        (dp.VQ_LAST_SEEN_REGISTER, 5): 1234,
+    }
+    registers = registers_of(5, values)
+    assert registers == Registers(65_536_000_000, 1234)
+    assert registers.to_dict() == {"vq_delay_s": pytest.approx(0.001), "vq_last_seen_ticks": 1234}
