@@ -26,8 +26,8 @@ from sliceportal.alerts.events import RecordedEvent
 from sliceportal.alerts.notify import enqueue_deliveries
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db.models import WebhookDelivery
+from sliceportal.db.session import process_engine
 from sliceportal.domain.sla import Rule
-from sliceportal.telemetry.tasks import task_sessions
 
 
 def reconnect() -> None:
@@ -46,7 +46,7 @@ def worker(settings: Settings) -> Iterator[None]:
         patch.setenv("DATABASE_URL", settings.database_url)
         patch.setenv("REDIS_URL", settings.redis_url)
         get_settings.cache_clear()
-        task_sessions.cache_clear()
+        process_engine.cache_clear()
         celery_app.conf.update(
             broker_url=settings.redis_url, task_default_queue=f"test-{uuid.uuid4().hex}"
         )
@@ -60,7 +60,7 @@ def worker(settings: Settings) -> Iterator[None]:
             celery_app.conf.task_default_queue = queue
             reconnect()
             get_settings.cache_clear()
-            task_sessions.cache_clear()
+            process_engine.cache_clear()
 
 
 @contextmanager

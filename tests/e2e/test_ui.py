@@ -1,15 +1,21 @@
 """The web UI end to end: a real backend (uvicorn in a subprocess, a fresh migrated database,
-Redis) serving the built UI, driven by `frontend/e2e/run.mjs` with playwright-core and
-Debian's Chromium. Screenshots of the main pages go to `test-results/screenshots/`.
+Redis) serving the built UI, with the emulated switch running traffic through the slices, a
+Celery worker (deploys) and the telemetry poller (live samples, alerts), driven by
+`frontend/e2e/run.mjs` with playwright-core and Debian's Chromium. Screenshots of the main
+pages go to `test-results/screenshots/`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -27,6 +33,51 @@ SECRET = "e2e-secret-key-of-a-decent-length"
 PASSWORD = "e2e correct horse battery"
 USERS = {"e2e-admin": Role.ADMIN, "e2e-operator": Role.OPERATOR, "e2e-viewer": Role.VIEWER}
 MBIT = 1e6
+VENV_BIN = Path(sys.executable).parent
+# Enterprise (12 Mbit/s) is offered 20 Mbit/s with an SLA minimum of 15: delivering at most its
+# rate, it fires "throughput below minimum" once deployed; the e2e lowers the minimum to resolve.
+ENTERPRISE_MIN_BPS = 15 * MBIT
+
+
+def _traffic_profile() -> dict[str, object]:
+    """Constant-rate traffic to the seeded slices (DC, Enterprise) and the one the e2e adds
+    (Peering, 10.3.0.0/16), on the link's port 1 at 400 Mbit/s."""
+    sources = [
+        {"name": name, "pattern": "cbr", "ipv4_dst": dst, "rate_bps": rate * MBIT}
+        for name, dst, rate in (
+            ("dc", "10.1.0.10", 10),
+            ("enterprise", "10.2.0.10", 20),
+            ("peering", "10.3.0.10", 20),
+        )
+    ]
+    return {"seed": 1, "ports": {"1": {"rate_bps": 400 * MBIT}}, "sources": sources}
+
+
+def _start(
+    name: str, command: list[str], env: dict[str, str], logs: Path
+) -> subprocess.Popen[bytes]:
+    with (logs / f"{name}.log").open("w") as out:
+        return subprocess.Popen(command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            return
+        if proc.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"{log.stem} did not start:\n{log.read_text()}")
+        time.sleep(0.2)
 
 
 def _create_users(settings: Settings) -> None:
@@ -45,10 +96,23 @@ def _create_users(settings: Settings) -> None:
         engine.dispose()
 
 
+class UiServer:
+    def __init__(self, base: str, switch_address: str, logs: Path) -> None:
+        self.base = base
+        self.switch_address = switch_address
+        self.logs = logs
+
+    def log_tails(self) -> str:
+        return "\n".join(
+            f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-40:])
+            for log in sorted(self.logs.glob("*.log"))
+        )
+
+
 @pytest.fixture(scope="module")
 def ui_server(
     database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
+) -> Iterator[UiServer]:
     require_node()
     require_chromium()
     dist = build_if_stale()
@@ -63,10 +127,46 @@ def ui_server(
         "SLICEPORTAL_UI_DIST_DIR": str(dist),
     }
     _create_users(Settings(DATABASE_URL=database_url, REDIS_URL=redis_url, secret_key=SECRET))
+    env["SLICEPORTAL_TELEMETRY_REFRESH_S"] = "1"
+    logs = tmp_path_factory.mktemp("ui-server")
+    profile = logs / "traffic.json"
+    profile.write_text(json.dumps(_traffic_profile()))
+    grpc_port = free_tcp_port()
     port = free_tcp_port()
-    log = tmp_path_factory.mktemp("ui-server") / "uvicorn.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        switch = _start(
+            "switch",
+            [
+                str(VENV_BIN / "sliceportal"),
+                "switch",
+                "--grpc",
+                f"127.0.0.1:{grpc_port}",
+                "--traffic",
+                str(profile),
+                "--clock",
+                "realtime",
+            ],
+            env,
+            logs,
+        )
+        procs.append(switch)
+        worker_command = [
+            str(VENV_BIN / "celery"),
+            "-A",
+            "workers.app",
+            "worker",
+            "--pool",
+            "threads",
+            "-c",
+            "4",
+            "--loglevel",
+            "warning",
+        ]
+        procs.append(_start("worker", worker_command, env, logs))
+        procs.append(_start("poller", [str(VENV_BIN / "sliceportal"), "poller"], env, logs))
+        api = _start(
+            "uvicorn",
             [
                 sys.executable,
                 "-m",
@@ -80,12 +180,12 @@ def ui_server(
                 "--log-level",
                 "warning",
             ],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
+            env,
+            logs,
         )
-    base = f"http://127.0.0.1:{port}"
-    try:
+        procs.append(api)
+        _wait_for_port(grpc_port, switch, logs / "switch.log", 120)
+        base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -93,20 +193,16 @@ def ui_server(
                     break
             except httpx.HTTPError:
                 pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the API did not start:\n{log.read_text()}")
+            if api.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the API did not start:\n{(logs / 'uvicorn.log').read_text()}")
             time.sleep(0.2)
-        yield base
+        yield UiServer(base, f"127.0.0.1:{grpc_port}", logs)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        for proc in reversed(procs):
+            _stop(proc)
 
 
-def _seed(base: str) -> dict[str, int]:
+def _seed(base: str, switch_address: str) -> dict[str, int]:
     """A switch and a 400 Mbit/s link holding the paper's DC and Enterprise slices at
     priority 7: adding Peering (240 Mbit/s, 30 ms) at priority 7 breaks Enterprise's 10 ms."""
     with httpx.Client(base_url=f"{base}/api/v1", timeout=30) as client:
@@ -122,7 +218,7 @@ def _seed(base: str) -> dict[str, int]:
             return result
 
         switch = post(
-            "/switches", {"name": "edge-1", "address": "127.0.0.1:9559", "kind": "emulator"}
+            "/switches", {"name": "edge-1", "address": switch_address, "kind": "emulator"}
         )
         link = post(
             "/links",
@@ -133,11 +229,12 @@ def _seed(base: str) -> dict[str, int]:
                 "capacity_bps": 400 * MBIT,
             },
         )
-        for name, rate, burst, prefix in (
-            ("DC", 48, 0.02, "10.1.0.0/16"),
-            ("Enterprise", 12, 0.01, "10.2.0.0/16"),
+        ids: dict[str, int] = {}
+        for name, rate, burst, prefix, sla in (
+            ("DC", 48, 0.02, "10.1.0.0/16", {}),
+            ("Enterprise", 12, 0.01, "10.2.0.0/16", {"min_throughput_bps": ENTERPRISE_MIN_BPS}),
         ):
-            post(
+            created = post(
                 "/slices",
                 {
                     "name": name,
@@ -146,19 +243,27 @@ def _seed(base: str) -> dict[str, int]:
                     "priority": 7,
                     "ipv4_prefixes": [prefix],
                     "link_ids": [link["id"]],
+                    "sla": sla,
                 },
             )
-        return {"switch": int(str(switch["id"])), "link": int(str(link["id"]))}
+            ids[name] = int(str(created["id"]))
+        return {
+            "switch": int(str(switch["id"])),
+            "link": int(str(link["id"])),
+            "enterprise": ids["Enterprise"],
+        }
 
 
-def test_ui_end_to_end(ui_server: str) -> None:
+def test_ui_end_to_end(ui_server: UiServer) -> None:
     node = require_node()
     chromium = require_chromium()
-    ids = _seed(ui_server)
+    ids = _seed(ui_server.base, ui_server.switch_address)
     screenshots = ROOT / "test-results" / "screenshots"
     env = {
         **os.environ,
-        "E2E_BASE_URL": ui_server,
+        "E2E_BASE_URL": ui_server.base,
+        "E2E_TELEMETRY": "1",
+        "E2E_ALERT_SLICE_ID": str(ids["enterprise"]),
         "E2E_ADMIN": f"e2e-admin:{PASSWORD}",
         "E2E_OPERATOR": f"e2e-operator:{PASSWORD}",
         "E2E_VIEWER": f"e2e-viewer:{PASSWORD}",
@@ -177,5 +282,5 @@ def test_ui_end_to_end(ui_server: str) -> None:
         check=False,
     )
     print(result.stdout)
-    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{ui_server.log_tails()}"
     assert (screenshots / "08-link-view.png").is_file()

@@ -19,7 +19,7 @@ from sliceportal.alerts.notify import enqueue_deliveries
 from sliceportal.alerts.webhooks import WebhookError, post_event
 from sliceportal.core.config import get_settings
 from sliceportal.db.models import AlertEvent, WebhookDelivery
-from sliceportal.telemetry.tasks import task_sessions
+from sliceportal.db.session import process_session
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def send_alert_webhook(self: Task[[int], str], delivery_id: int) -> str:
     locks delivery rows, so a locked row always means another copy is at work.
     """
     settings = get_settings()
-    with task_sessions()() as session:
+    with process_session() as session:
         found = (
             session.execute(
                 sa.select(WebhookDelivery, AlertEvent.payload)
@@ -96,7 +96,7 @@ def sweep_alert_webhooks() -> int:
     """Enqueue the pending deliveries nobody is working on (beat, every minute)."""
     now = dt.datetime.now(dt.UTC)
     table = WebhookDelivery
-    with task_sessions()() as session:
+    with process_session() as session:
         ids = session.scalars(
             sa.select(table.id).where(
                 table.status == DeliveryStatus.PENDING,

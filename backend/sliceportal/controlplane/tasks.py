@@ -24,12 +24,10 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
 from celery import Task
-from sqlalchemy.orm import Session, sessionmaker
 from workers.app import celery_app
 
 from sliceportal.controlplane import outbox
@@ -37,7 +35,12 @@ from sliceportal.controlplane.reconcile import Reconciler, switch_lock
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db.choices import SwitchState
 from sliceportal.db.models import Switch
-from sliceportal.db.session import create_db_engine, create_sessionmaker
+from sliceportal.db.session import (
+    create_db_engine,
+    create_sessionmaker,
+    process_engine,
+    process_session,
+)
 from sliceportal.services.changes import ChangeContext
 from sliceportal.switches.p4runtime import (
     SwitchError,
@@ -56,20 +59,10 @@ PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "i
 """Publishing from the API: a broker that stays down for a second makes the request a 503."""
 
 
-@lru_cache
-def _engine() -> sa.Engine:
-    """One engine per worker process, built on first use (after the fork)."""
-    return create_db_engine(get_settings())
-
-
-def _sessions() -> sessionmaker[Session]:
-    return create_sessionmaker(_engine())
-
-
 def _reconciler(task: Task[Any, Any]) -> Reconciler:
     settings = get_settings()
     return Reconciler(
-        _engine(),
+        process_engine(),
         shared_pool(),
         settings_pipeline(settings),
         ChangeContext(user_id=None, request_id=f"worker:{task.request.id}"),
@@ -98,7 +91,7 @@ def reconcile_switch(
 @celery_app.task
 def reconcile_all() -> int:
     """Enqueue a periodic reconciliation of every switch; the number enqueued."""
-    with _sessions()() as db:
+    with process_session() as db:
         switch_ids = list(db.scalars(sa.select(Switch.id).order_by(Switch.id)))
         outbox.purge(db, OUTBOX_KEEP)
     for switch_id in switch_ids:
@@ -122,7 +115,7 @@ def probe_switches() -> int:
     """Reconcile the switches whose answer differs from what the database last recorded:
     pipeline lost or changed, reachable again, or not answering any more. The number sent."""
     cookie = settings_pipeline(get_settings()).cookie
-    with _sessions()() as db:
+    with process_session() as db:
         switches = list(db.scalars(sa.select(Switch).order_by(Switch.id)))
     if not switches:
         return 0
@@ -139,7 +132,7 @@ def probe_switches() -> int:
         )
         if not stale:
             continue
-        with switch_lock(_engine(), switch.id, wait=False) as free:
+        with switch_lock(process_engine(), switch.id, wait=False) as free:
             if free:  # else a running reconciliation is about to record what it finds
                 reconcile_switch.apply_async((switch.id,))
                 sent += 1
@@ -153,7 +146,7 @@ def _send(task: str, args: list[Any]) -> str:
 @celery_app.task
 def dispatch_outbox() -> int:
     """Send the outbox's committed messages (the sweep behind the listener); the number sent."""
-    with _sessions()() as db:
+    with process_session() as db:
         return outbox.dispatch(db, _send)
 
 

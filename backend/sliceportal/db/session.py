@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
-from sliceportal.core.config import Settings
+from sliceportal.core.config import Settings, get_settings
 
 
 def create_db_engine(settings: Settings) -> sa.Engine:
@@ -28,3 +30,14 @@ def create_db_engine(settings: Settings) -> sa.Engine:
 def create_sessionmaker(engine: sa.Engine) -> sessionmaker[Session]:
     """Sessions that keep loaded rows usable after commit (responses are built after it)."""
     return sessionmaker(engine, expire_on_commit=False)
+
+
+@lru_cache
+def process_engine() -> sa.Engine:
+    """The engine of a worker or poller process, built on first use (so after a fork)."""
+    return create_db_engine(get_settings())
+
+
+def process_session() -> Session:
+    """A session on `process_engine()`, for Celery tasks."""
+    return create_sessionmaker(process_engine())()

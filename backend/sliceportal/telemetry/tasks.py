@@ -9,28 +9,20 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from functools import lru_cache
 
-from sqlalchemy.orm import Session, sessionmaker
 from workers.app import celery_app
 
 from sliceportal.core.config import get_settings
-from sliceportal.db.session import create_db_engine, create_sessionmaker
+from sliceportal.db.session import process_session
 from sliceportal.telemetry import store
 
 logger = logging.getLogger(__name__)
 
 
-@lru_cache
-def task_sessions() -> sessionmaker[Session]:
-    """One engine per worker process, built on first use (after the fork)."""
-    return create_sessionmaker(create_db_engine(get_settings()))
-
-
 @celery_app.task
 def downsample_telemetry() -> int:
     """Fold raw samples older than `telemetry_downsample_after_s` into one-minute rows."""
-    with task_sessions()() as session:
+    with process_session() as session:
         written = store.downsample(
             session, dt.datetime.now(dt.UTC), get_settings().telemetry_downsample_after_s
         )
@@ -42,7 +34,7 @@ def downsample_telemetry() -> int:
 @celery_app.task
 def expire_telemetry() -> int:
     """Delete samples older than `telemetry_retention_s`."""
-    with task_sessions()() as session:
+    with process_session() as session:
         deleted = store.expire(
             session, dt.datetime.now(dt.UTC), get_settings().telemetry_retention_s
         )
