@@ -15,14 +15,12 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from google.protobuf import text_format
-from p4.config.v1 import p4info_pb2
-from p4.v1 import p4runtime_pb2
-from p4runtime_sh.p4runtime import P4RuntimeClient
 from scapy.all import IP, UDP, Dot1Q, Ether, Raw  # type: ignore[import-untyped]
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
+from sliceportal.switches.p4runtime import SwitchTarget, connect, load_pipeline
 
 SWITCH_MAC = "02:00:00:00:00:fe"
 H1_MAC, H2_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02"
@@ -61,52 +59,6 @@ VLAN_SLICE = dp.DataplaneSlice(
 def say(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
-
-
-def _bytes(value: int) -> bytes:
-    """P4Runtime's canonical bytestring: big-endian, no leading zero bytes (0 is one byte)."""
-    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
-
-
-def to_update(entry: dp.TableEntry, info: p4info_pb2.P4Info) -> p4runtime_pb2.Update:
-    """The one-off adapter of this test: names to ids, integers to bytestrings."""
-    table = next(t for t in info.tables if t.preamble.name == entry.table)
-    action = next(a for a in info.actions if a.preamble.name == entry.action)
-    field_ids = {f.name: f.id for f in table.match_fields}
-    param_ids = {p.name: p.id for p in action.params}
-    update = p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT)
-    proto = update.entity.table_entry
-    proto.table_id = table.preamble.id
-    for match in entry.match:
-        field = proto.match.add(field_id=field_ids[match.field])
-        if match.kind == dp.MatchKind.LPM:
-            field.lpm.value = _bytes(match.value)
-            field.lpm.prefix_len = match.prefix_len or 0
-        else:
-            field.exact.value = _bytes(match.value)
-    proto.action.action.action_id = action.preamble.id
-    for name, value in entry.params:
-        proto.action.action.params.add(param_id=param_ids[name], value=_bytes(value))
-    return update
-
-
-def read_cells(
-    client: P4RuntimeClient, info: p4info_pb2.P4Info, dp_sid: int
-) -> dict[tuple[str, int], tuple[int, int]]:
-    """(packets, bytes) of each of the slice's cells, read one index at a time as BMv2 likes."""
-    ids = {x.preamble.name: x.preamble.id for x in info.counters}
-    names = {v: k for k, v in ids.items()}
-    cells: dict[tuple[str, int], tuple[int, int]] = {}
-    for name, index in dp.counter_cells(dp_sid):
-        entity = p4runtime_pb2.Entity()
-        entity.counter_entry.counter_id = ids[name]
-        entity.counter_entry.index.index = index
-        for response in client.read_one(entity):
-            for got in response.entities:
-                data = got.counter_entry.data
-                key = (names[got.counter_entry.counter_id], got.counter_entry.index.index)
-                cells[key] = (data.packet_count, data.byte_count)
-    return cells
 
 
 def as_reading(cells: dict[tuple[str, int], tuple[int, int]], dp_sid: int) -> dp.SliceCounters:
@@ -213,16 +165,21 @@ def main() -> int:
     parser.add_argument("--recv-iface", required=True)
     args = parser.parse_args()
 
-    info = text_format.Parse(Path(args.p4info).read_text(), p4info_pb2.P4Info())
-    client = P4RuntimeClient(device_id=0, grpc_addr=args.grpc, election_id=(0, 1))
+    # The portal's own adapter, exactly as the control plane uses it (BMv2's device id is 0).
+    pipeline = load_pipeline(Path(args.p4info), Path(args.json))
+    session = connect(SwitchTarget(0, args.grpc, device_id=0, election_id=1), pipeline=pipeline)
     try:
-        client.set_fwd_pipe_config(args.p4info, args.json)
-        say(f"pipeline pushed ({len(info.tables)} tables, {len(info.counters)} counters)")
-        request = p4runtime_pb2.WriteRequest()
+        session.push_pipeline(pipeline.cookie)
+        reported = session.pipeline_cookie()
+        say(f"pipeline pushed (cookie {pipeline.cookie:#x}); the switch reports {reported:#x}")
         entries = dp.dataplane_entries([PREFIX_SLICE, VLAN_SLICE], [ROUTE])
-        request.updates.extend(to_update(e, info) for e in entries)
-        client.write(request)
-        say(f"installed {len(entries)} entries: {sorted({e.table for e in entries})}")
+        outcomes = session.write([EntryUpdate(UpdateKind.INSERT, e) for e in entries])
+        failed = [str(o) for o in outcomes if not o.ok]
+        if failed:
+            say(f"the switch refused {len(failed)} entries: {failed}")
+            return 1
+        read_back = session.read_entries()
+        say(f"installed {len(entries)} entries, read back {len(read_back)}")
 
         with open_receiver(args.recv_iface) as rx:
             seconds = send(traffic(), args.send_iface)
@@ -232,12 +189,11 @@ def main() -> int:
         say(f"sent {3 * PACKETS_PER_SLICE} packets in {seconds:.2f} s; received {len(received)}")
         say(f"received CE-marked: {ce}")
 
-        readings = {
-            sid: as_reading(read_cells(client, info, sid), sid)
-            for sid in (PREFIX_SLICE.dp_sid, VLAN_SLICE.dp_sid, c.BEST_EFFORT_DP_SID)
-        }
+        sids = (PREFIX_SLICE.dp_sid, VLAN_SLICE.dp_sid, c.BEST_EFFORT_DP_SID)
+        cells = session.read_counter_cells([cell for sid in sids for cell in dp.counter_cells(sid)])
+        readings = {sid: as_reading(cells, sid) for sid in sids}
     finally:
-        client.tear_down()
+        session.close()
 
     prefix = readings[PREFIX_SLICE.dp_sid]
     vlan = readings[VLAN_SLICE.dp_sid]
@@ -253,6 +209,7 @@ def main() -> int:
             (ce == vlan.ecn_marked.packets, f"{ce} CE packets received, counter differs"),
             (best_effort.forwarded.packets > 0, "best effort forwarded nothing"),
             (forwarded == len(received), f"counted {forwarded}, received {len(received)}"),
+            (len(read_back) == len(entries), "the entries read back differ from those written"),
         ]
     )
 
