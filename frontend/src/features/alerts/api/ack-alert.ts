@@ -1,12 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 
-import { requestJson } from '@/lib/api-client';
+import { api, unwrap } from '@/lib/api-client';
 
-import type { Alert } from './get-alerts';
-
-/** Acknowledge an alert (see get-alerts.ts for the interface). */
+/** Acknowledge an alert, firing or resolved (operator; acknowledging again changes nothing). */
 export function ackAlert(alertId: number) {
-  return requestJson<Alert>(`/api/v1/alerts/${alertId}/ack`, { method: 'POST' });
+  return unwrap(api.POST('/api/v1/alerts/{alert_id}/ack', { params: { path: { alert_id: alertId } } }));
 }
 
 export function useAckAlert() {

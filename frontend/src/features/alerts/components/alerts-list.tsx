@@ -11,7 +11,7 @@ import { formatDateTime, formatRelative } from '@/lib/format';
 import { errorMessage } from '@/lib/problem';
 
 import { useAckAlert } from '../api/ack-alert';
-import { useAlerts, type Alert, type AlertState } from '../api/get-alerts';
+import { RULE_LABELS, useAlerts, type Alert, type AlertState } from '../api/get-alerts';
 
 const TABS: { value: AlertState; label: string }[] = [
   { value: 'firing', label: 'Firing' },
@@ -23,15 +23,14 @@ export function AlertRow({ alert, canAck, compact }: { alert: Alert; canAck: boo
   return (
     <tr data-testid="alert-row" data-state={alert.state}>
       <td>
-        <Badge tone={alert.state === 'resolved' ? 'ok' : alert.severity === 'warning' ? 'warn' : 'bad'}>
-          {alert.state === 'resolved' ? 'resolved' : (alert.severity ?? 'firing')}
-        </Badge>
+        <Badge tone={alert.state === 'resolved' ? 'ok' : 'bad'}>{alert.state}</Badge>
       </td>
       <td>
-        <Link to={paths.slice.href(alert.slice_id)}>{alert.slice_name ?? `slice ${alert.slice_id}`}</Link>
+        <Link to={paths.slice.href(alert.slice_id)}>{alert.slice_name}</Link>
       </td>
       <td>
-        <strong>{alert.rule ?? alert.kind}</strong> {alert.message}
+        <strong data-rule={alert.rule}>{RULE_LABELS[alert.rule]}</strong>
+        <div>{alert.message}</div>
         {ack.error && <div className="field-error">{errorMessage(ack.error)}</div>}
       </td>
       <td className="nowrap" title={formatDateTime(alert.started_at)}>
@@ -41,7 +40,7 @@ export function AlertRow({ alert, canAck, compact }: { alert: Alert; canAck: boo
       <td className="cell-actions">
         {alert.acknowledged_at ? (
           <span className="muted small">acknowledged</span>
-        ) : canAck && alert.state === 'firing' ? (
+        ) : canAck ? (
           <Button size="sm" busy={ack.isPending} onClick={() => ack.mutate(alert.id)}>
             Acknowledge
           </Button>
@@ -77,7 +76,7 @@ export function AlertsTable({ alerts, canAck, compact }: { alerts: Alert[]; canA
 /** Firing and resolved alerts with acknowledgement, each linked to its slice. */
 export function AlertsList({ canAck }: { canAck: boolean }) {
   const [tab, setTab] = useState<AlertState>('firing');
-  const alerts = useAlerts(tab);
+  const alerts = useAlerts({ state: tab });
   return (
     <div>
       <div className="tabs" role="tablist" aria-label="Alert state">
@@ -91,7 +90,7 @@ export function AlertsList({ canAck }: { canAck: boolean }) {
         <QueryView
           query={alerts}
           what="alerts"
-          isEmpty={(d) => d.length === 0}
+          isEmpty={(d) => d.data.length === 0}
           empty={
             tab === 'firing' ? (
               <StateView kind="empty" title="Nothing is firing" detail="Every slice is within its SLA." />
@@ -100,7 +99,7 @@ export function AlertsList({ canAck }: { canAck: boolean }) {
             )
           }
         >
-          {(data) => <AlertsTable alerts={data} canAck={canAck} />}
+          {(data) => <AlertsTable alerts={data.data} canAck={canAck} />}
         </QueryView>
         {!canAck && tab === 'firing' && (
           <div style={{ marginTop: 10 }}>
@@ -114,16 +113,16 @@ export function AlertsList({ canAck }: { canAck: boolean }) {
 
 /** The firing alerts, for the overview. */
 export function FiringAlerts({ canAck }: { canAck: boolean }) {
-  const alerts = useAlerts('firing');
+  const alerts = useAlerts({ state: 'firing' });
   return (
     <QueryView
       query={alerts}
       what="alerts"
       compact
-      isEmpty={(d) => d.length === 0}
+      isEmpty={(d) => d.data.length === 0}
       empty={<StateView kind="empty" compact title="No alert is firing" detail="Every slice is within its SLA." />}
     >
-      {(data) => <AlertsTable alerts={data.slice(0, 8)} canAck={canAck} compact />}
+      {(data) => <AlertsTable alerts={data.data.slice(0, 8)} canAck={canAck} compact />}
     </QueryView>
   );
 }

@@ -1,39 +1,45 @@
+import { historyResolution } from './get-telemetry-history';
 import { parseSample, parseSamples } from './telemetry';
-import { backoffMs } from './use-telemetry-stream';
+import { backoffMs, streamUrl } from './use-telemetry-stream';
 
-const wire = {
-  t: 1767225600, slice_id: 4, throughput_bps: 47.5e6, drop_ratio: 0.001, mark_ratio: 0,
-  vq_delay_p50_s: 0.001, vq_delay_p95_s: 0.004, vq_delay_p99_s: 0.008,
-  rq_delay_p50_s: 0.0001, rq_delay_p95_s: null, rq_delay_p99_s: 0.0005,
-  cdf: [{ le_s: 0.005, vq: 0.96, rq: 1 }, { le_s: 0.0001, vq: 0.1 }, { le_s: null, vq: 1 }],
+const wireSample = {
+  t: '2026-01-01T00:00:00+00:00', slice_id: 4, switch_id: 1, downsampled: false, counters_reset: false, interval_s: 1,
+  throughput_bps: 47.5e6, packets_per_s: 4000, offered_bps: 48e6,
+  drop_ratio: 0.001, vq_drop_ratio: 0.001, rq_drop_ratio: 0, mark_ratio: 0.02,
+  vq_delay_p50_s: 0.001, vq_delay_p95_s: 0.005, vq_delay_p99_s: 0.01, vq_delay_max_bucket_s: 0.01,
+  rq_delay_p50_s: 0.0001, rq_delay_p95_s: null, rq_delay_p99_s: 0.0005, rq_delay_max_bucket_s: 0.001,
+  vq_cdf: [[0.001, 0.5], [0.0001, 0.1], [0.005, 0.96]],
+  rq_cdf: [[0.0001, 0.9], [0.0005, 1]],
+  registers: null,
 };
 
-it('reads a wire sample, sorting the CDF by delay', () => {
-  const sample = parseSample(wire)!;
+it("reads the API's sample, merging vq_cdf and rq_cdf over their edges", () => {
+  const sample = parseSample(wireSample)!;
+  expect(sample.t).toBe(1767225600);
   expect(sample.throughputBps).toBe(47.5e6);
-  expect(sample.vq.p99).toBe(0.008);
+  expect(sample.offeredBps).toBe(48e6);
+  expect(sample.vq.p99).toBe(0.01);
   expect(sample.rq.p95).toBeNull();
-  expect(sample.cdf.map((p) => p.delayS)).toEqual([0.0001, 0.005, Infinity]);
-  expect(sample.cdf[1]).toEqual({ delayS: 0.005, virtual: 0.96, real: 1 });
+  expect(sample.cdf).toEqual([
+    { delayS: 0.0001, virtual: 0.1, real: 0.9 },
+    { delayS: 0.0005, virtual: null, real: 1 },
+    { delayS: 0.001, virtual: 0.5, real: null },
+    { delayS: 0.005, virtual: 0.96, real: null },
+  ]);
 });
 
-it('accepts ISO times and tuple CDFs, and skips what is not a sample', () => {
-  const sample = parseSample({ ...wire, t: '2026-01-01T00:00:00Z', cdf: [[0.001, 0.5, 0.9]] })!;
-  expect(sample.t).toBe(1767225600);
-  expect(sample.cdf).toEqual([{ delayS: 0.001, virtual: 0.5, real: 0.9 }]);
+it('keeps an empty CDF without packets and skips what is not a sample', () => {
+  expect(parseSample({ ...wireSample, vq_cdf: [], rq_cdf: [] })!.cdf).toEqual([]);
   expect(parseSample({ t: 1 })).toBeNull();
-  expect(parseSamples({ data: [wire, 'junk', { ...wire, t: 1 }] }).map((s) => s.t)).toEqual([1, 1767225600]);
+  const later = { ...wireSample, t: '2026-01-01T00:00:01Z' };
+  expect(parseSamples([later, 'junk', wireSample]).map((s) => s.t)).toEqual([1767225600, 1767225601]);
 });
 
 it('backs off 1, 2, 4 … up to 15 s between reconnections', () => {
   expect([0, 1, 2, 3, 4, 10].map(backoffMs)).toEqual([1000, 2000, 4000, 8000, 15000, 15000]);
 });
 
-it("reads the backend's separate virtual and real CDFs", () => {
-  const { cdf: _cdf, ...rest } = wire;
-  const sample = parseSample({ ...rest, t: '2026-01-01T00:00:01Z', vq_cdf: [[0.0001, 0.2], [0.001, 0.9]], rq_cdf: [[0.0001, 1], [0.001, 1]] })!;
-  expect(sample.cdf).toEqual([
-    { delayS: 0.0001, virtual: 0.2, real: 1 },
-    { delayS: 0.001, virtual: 0.9, real: 1 },
-  ]);
+it('passes the stream ticket as ?token= and asks the history for at most 900 points', () => {
+  expect(streamUrl(4, 'a.b+c')).toBe('http://portal.test/api/v1/slices/4/telemetry/stream?token=a.b%2Bc');
+  expect([60, 900, 3600, 86400].map(historyResolution)).toEqual([1, 1, 4, 96]);
 });

@@ -1,27 +1,33 @@
 /**
- * The live telemetry of one slice from the SSE stream, with automatic reconnection.
+ * The live telemetry of one slice: `GET /api/v1/slices/{id}/telemetry/stream` read with an
+ * EventSource, authenticated by a stream ticket (`POST /api/v1/stream/ticket`, valid 60 s)
+ * passed as `?token=`, since EventSource cannot send the bearer header.
  *
+ * Every (re)connection takes a fresh ticket: on any error the EventSource is closed (its own
+ * retry would reuse an expired ticket) and the hook reconnects after 1, 2, 4 … 15 s.
  * States: `connecting` → `live` (a sample in the last STALE_AFTER_MS) → `stale` (connected,
- * no sample lately) ; on a dropped connection `reconnecting` with backoff 1, 2, 4 … 15 s;
- * `unavailable` when the endpoint does not exist (404: checked again every minute);
- * `forbidden` on 403. The last MAX_SAMPLES samples are kept.
+ * no sample lately); `reconnecting` (with when and why); `forbidden` when the API refuses the
+ * ticket with 403. The last MAX_SAMPLES samples are kept.
  */
 import { useEffect, useRef, useState } from 'react';
 
-import { authorizedFetch } from '@/lib/api-client';
-import { problemFrom } from '@/lib/problem';
-import { SseParser } from '@/lib/sse';
+import { env } from '@/config/env';
+import { ApiError, errorMessage } from '@/lib/problem';
 
-import { parseSample, telemetryPaths, type TelemetrySample } from './telemetry';
+import { createStreamTicket } from './create-stream-ticket';
+import { parseSample, type TelemetrySample } from './telemetry';
 
-export type StreamStatus = 'connecting' | 'live' | 'stale' | 'reconnecting' | 'unavailable' | 'forbidden';
+export type StreamStatus = 'connecting' | 'live' | 'stale' | 'reconnecting' | 'forbidden';
 
 export const STALE_AFTER_MS = 5000;
 export const MAX_SAMPLES = 600;
-const UNAVAILABLE_RETRY_MS = 60_000;
 
 export function backoffMs(attempt: number): number {
   return Math.min(15_000, 1000 * 2 ** Math.max(0, attempt));
+}
+
+export function streamUrl(sliceId: number, ticket: string): string {
+  return `${env.apiBaseUrl}/api/v1/slices/${sliceId}/telemetry/stream?token=${encodeURIComponent(ticket)}`;
 }
 
 export interface TelemetryStream {
@@ -47,6 +53,7 @@ export function useTelemetryStream(sliceId: number, enabled = true): TelemetrySt
     if (!enabled) return undefined;
     let cancelled = false;
     let controller: AbortController | null = null;
+    let source: EventSource | null = null;
     let timer: number | undefined;
     let attempt = 0;
 
@@ -57,85 +64,81 @@ export function useTelemetryStream(sliceId: number, enabled = true): TelemetrySt
       );
     }, 1000);
 
-    const schedule = (delay: number, next: StreamStatus) => {
+    const retry = (reason: string) => {
       if (cancelled) return;
-      setStatus(next);
+      source?.close();
+      source = null;
+      const delay = backoffMs(attempt);
+      attempt += 1;
+      setError(reason);
+      setStatus('reconnecting');
       setRetryAt(Date.now() + delay);
       timer = window.setTimeout(() => void connect(), delay);
+    };
+
+    const onSample = (event: MessageEvent<string>) => {
+      let sample: TelemetrySample | null = null;
+      try {
+        sample = parseSample(JSON.parse(event.data));
+      } catch {
+        sample = null;
+      }
+      if (!sample) return;
+      attempt = 0;
+      const now = Date.now();
+      lastRef.current = now;
+      setLastSampleAt(now);
+      setStatus('live');
+      const received = sample;
+      setSamples((list) => {
+        const next = list.length >= MAX_SAMPLES ? list.slice(list.length - MAX_SAMPLES + 1) : list.slice();
+        next.push(received);
+        return next;
+      });
     };
 
     async function connect(): Promise<void> {
       if (cancelled) return;
       controller = new AbortController();
       setRetryAt(null);
+      let ticket: string;
       try {
-        const response = await authorizedFetch(telemetryPaths.stream(sliceId), {
-          headers: { Accept: 'text/event-stream' },
-          signal: controller.signal,
-        });
-        if (!response.ok || !response.body) {
-          let body: unknown;
-          try {
-            body = await response.json();
-          } catch {
-            body = undefined;
-          }
-          const problem = problemFrom(response.status, response.statusText, body);
-          if (problem.isMissingEndpoint) return schedule(UNAVAILABLE_RETRY_MS, 'unavailable');
-          if (response.status === 403) {
-            setStatus('forbidden');
-            setError(problem.problem.detail);
-            return;
-          }
-          throw problem;
-        }
-        setStatus((s) => (s === 'live' ? s : 'stale'));
-        setError(null);
-        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-        const parser = new SseParser((event) => {
-          if (event.event !== 'message' && event.event !== 'sample') return;
-          let sample: TelemetrySample | null = null;
-          try {
-            sample = parseSample(JSON.parse(event.data));
-          } catch {
-            sample = null;
-          }
-          if (!sample) return;
-          attempt = 0;
-          const now = Date.now();
-          lastRef.current = now;
-          setLastSampleAt(now);
-          setStatus('live');
-          const received = sample;
-          setSamples((list) => {
-            const next = list.length >= MAX_SAMPLES ? list.slice(list.length - MAX_SAMPLES + 1) : list.slice();
-            next.push(received);
-            return next;
-          });
-        });
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          parser.push(value);
-        }
-        throw new Error('the stream ended');
+        ticket = (await createStreamTicket(controller.signal)).ticket;
       } catch (cause) {
         if (cancelled || (cause instanceof DOMException && cause.name === 'AbortError')) return;
-        setError(cause instanceof Error ? cause.message : String(cause));
-        const delay = backoffMs(attempt);
-        attempt += 1;
-        schedule(delay, 'reconnecting');
+        if (cause instanceof ApiError && cause.status === 403) {
+          setStatus('forbidden');
+          setError(cause.problem.detail);
+          return;
+        }
+        // 401 ends the session (the client signs out); anything else is retried.
+        if (cause instanceof ApiError && cause.status === 401) return;
+        return retry(errorMessage(cause));
       }
+      if (cancelled) return;
+      const es = new EventSource(streamUrl(sliceId, ticket));
+      source = es;
+      es.onopen = () => {
+        if (source !== es) return;
+        setError(null);
+        setStatus((s) => (s === 'live' ? s : 'stale'));
+      };
+      es.addEventListener('sample', onSample);
+      es.onerror = () => {
+        if (source === es) retry('the connection was lost');
+      };
     }
 
     timer = window.setTimeout(() => {
       setSamples([]);
+      setError(null);
       setStatus('connecting');
       void connect();
     }, 0);
     return () => {
       cancelled = true;
       controller?.abort();
+      source?.close();
       window.clearTimeout(timer);
       window.clearInterval(staleTimer);
     };

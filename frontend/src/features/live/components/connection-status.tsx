@@ -57,12 +57,6 @@ export function ConnectionStatus({ stream }: { stream: TelemetryStream }) {
           <Badge tone="info">Connecting…</Badge>
         </span>
       );
-    case 'unavailable':
-      return (
-        <span data-testid="stream-status" data-status="unavailable">
-          <Badge>Not available yet</Badge>
-        </span>
-      );
     case 'forbidden':
       return (
         <span data-testid="stream-status" data-status="forbidden">

@@ -9,11 +9,23 @@ import { Card } from '@/components/ui/card';
 import { QueryErrorState, StateView } from '@/components/ui/states';
 import { formatDelay, formatPercent, formatRate } from '@/lib/format';
 
-import { useTelemetryHistory } from '../api/telemetry';
+import { useTelemetryHistory } from '../api/get-telemetry-history';
 import { useTelemetryStream } from '../api/use-telemetry-stream';
 
 import { ConnectionStatus } from './connection-status';
 import { DelayCdfChart, DelayChart, DropsMarksChart, ThroughputChart } from './live-charts';
+
+/** The last finite edge of the switch's delay histogram (docs/telemetry.md). */
+const LAST_EDGE_S = 0.02;
+
+/**
+ * A percentile as the histogram knows it: the upper edge of its bucket ("≤ 2 ms"); the last
+ * edge, 20 ms, also stands for the open bucket beyond it, so it only proves "> 10 ms".
+ */
+export function formatBucket(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return '—';
+  return seconds >= LAST_EDGE_S ? '> 10 ms' : `≤ ${formatDelay(seconds)}`;
+}
 
 export const RANGES: { value: number | null; label: string }[] = [
   { value: null, label: 'Live' },
@@ -39,7 +51,12 @@ export function LiveSliceView({
   const live = range === null;
   const stream = useTelemetryStream(sliceId, live);
   const history = useTelemetryHistory(sliceId, range);
-  const samples = live ? stream.samples : (history.data ?? []);
+  const all = live ? stream.samples : (history.data?.samples ?? []);
+  // A slice crossing several switches has one series per switch: show one at a time.
+  const switchIds = [...new Set(all.map((s) => s.switchId))].sort((a, b) => a - b);
+  const [chosenSwitch, setChosenSwitch] = useState<number | null>(null);
+  const switchId = chosenSwitch !== null && switchIds.includes(chosenSwitch) ? chosenSwitch : switchIds[0];
+  const samples = switchIds.length > 1 ? all.filter((s) => s.switchId === switchId) : all;
   const latest = samples[samples.length - 1];
 
   const picker = (
@@ -53,15 +70,7 @@ export function LiveSliceView({
   );
 
   let body: React.ReactNode;
-  if (live && stream.status === 'unavailable') {
-    body = (
-      <StateView
-        kind="unavailable"
-        title="Live telemetry is not available yet"
-        detail="This server does not stream telemetry yet (the monitoring workers are being built). Throughput, delay percentiles, drops, marks and the delay CDF appear here, every second, as soon as it does."
-      />
-    );
-  } else if (live && stream.status === 'forbidden') {
+  if (live && stream.status === 'forbidden') {
     body = <StateView kind="forbidden" title="Your role may not watch this slice" detail={stream.error ?? undefined} />;
   } else if (!live && history.isError) {
     body = <QueryErrorState error={history.error} what="the telemetry history" onRetry={() => void history.refetch()} />;
@@ -76,6 +85,15 @@ export function LiveSliceView({
   } else {
     body = (
       <div className="stack">
+        {switchIds.length > 1 && (
+          <div className="segmented" role="group" aria-label="Switch">
+            {switchIds.map((id) => (
+              <button key={id} type="button" aria-pressed={id === switchId} onClick={() => setChosenSwitch(id)}>
+                switch {id}
+              </button>
+            ))}
+          </div>
+        )}
         <div className="stats" data-testid="live-numbers">
           <div className="stat">
             <div className="stat-label">Throughput</div>
@@ -84,12 +102,12 @@ export function LiveSliceView({
           </div>
           <div className="stat">
             <div className="stat-label">Virtual delay p99</div>
-            <div className={`stat-value ${latest?.vq.p99 != null && latest.vq.p99 > targetS ? 'bound-bad' : ''}`}>{formatDelay(latest?.vq.p99 ?? undefined)}</div>
+            <div className={`stat-value ${latest?.vq.p99 != null && latest.vq.p99 > targetS ? 'bound-bad' : ''}`}>{formatBucket(latest?.vq.p99)}</div>
             <div className="stat-note">target {formatDelay(targetS)}</div>
           </div>
           <div className="stat">
             <div className="stat-label">Real delay p99</div>
-            <div className="stat-value">{formatDelay(latest?.rq.p99 ?? undefined)}</div>
+            <div className="stat-value">{formatBucket(latest?.rq.p99)}</div>
             <div className="stat-note">bound {boundS === undefined ? '…' : formatDelay(boundS)}</div>
           </div>
           <div className="stat">
