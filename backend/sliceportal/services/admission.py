@@ -134,8 +134,8 @@ def fits(link: LinkParams, load: LinkLoad) -> bool:
 def check_queues(link: LinkParams, load: LinkLoad, field: str) -> None:
     """A link with n queues carries at most n distinct priority levels.
 
-    Only the order of the levels matters to the bounds, so the deploy workers map a link's
-    levels onto its queues by rank; this is also what the priority planner assumes.
+    Only the order of the levels matters to the bounds, and the priority planner plans on the
+    top n levels; the workers write priorities to the data plane unchanged.
     """
     levels = sorted(load.priorities, reverse=True)
     if len(levels) > link.queue_count:
