@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from functools import cache
 from typing import Any
@@ -42,9 +43,15 @@ def auth_headers(user: User, settings: Settings) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+_switch_numbers = itertools.count(1)
+
+
 def switch_body(**overrides: Any) -> dict[str, Any]:
-    port = 50000 + uuid.uuid4().int % 10000
-    return {"name": unique("sw"), "address": f"127.0.0.1:{port}", "kind": "emulator"} | overrides
+    """A switch on its own loopback address (nothing listens on port 9): (address, device id) is
+    unique in the database, and random ports collided within one run."""
+    number = next(_switch_numbers)
+    address = f"127.1.{number >> 8 & 255}.{number & 255}:9"
+    return {"name": unique("sw"), "address": address, "kind": "emulator"} | overrides
 
 
 def link_body(switch_id: int, /, **overrides: Any) -> dict[str, Any]:
