@@ -28,9 +28,9 @@ from emulator.p4rt import (
     update,
 )
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
-from sliceportal.emulator.p4info import ActionScope, P4InfoIndex, TableInfo
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.emulator.wire import MatchKind
+from sliceportal.p4rt.p4info import ActionScope, P4InfoIndex, TableInfo
 
 PROGRAM = P4InfoIndex.from_file(DEFAULT_P4INFO)
 

@@ -27,8 +27,8 @@ from emulator.p4rt import (
 )
 from sliceportal.emulator import entities, wire
 from sliceportal.emulator.errors import Code, P4RuntimeError
-from sliceportal.emulator.p4info import P4InfoIndex
 from sliceportal.emulator.state import SwitchState
+from sliceportal.p4rt.p4info import P4InfoIndex
 
 PROGRAM = P4InfoIndex.from_file(P4INFO)
 

@@ -114,8 +114,8 @@ def switch(args: argparse.Namespace) -> int:
     from sliceportal.emulator.model.ports import PortConfig
     from sliceportal.emulator.model.switch_model import Clock, PacketModel
     from sliceportal.emulator.model.traffic import Profile, ProfileError, parse_profile
-    from sliceportal.emulator.p4info import P4InfoError
     from sliceportal.emulator.server import EmulatorServer, run_forever
+    from sliceportal.p4rt.p4info import P4InfoError
 
     profile = Profile()
     if args.traffic is not None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sliceportal.emulator.errors import Code, P4RuntimeError, invalid
-from sliceportal.emulator.pb import p4runtime_pb2
+from sliceportal.p4rt.pb import p4runtime_pb2
 
 # Open streams per device, as in BMv2 (PI); a further one gets RESOURCE_EXHAUSTED. Each holds a
 # server thread, so streams that never arbitrate count too.

@@ -14,10 +14,10 @@ from itertools import chain
 
 from sliceportal.emulator import wire
 from sliceportal.emulator.errors import Code, P4RuntimeError, invalid
-from sliceportal.emulator.p4info import CounterUnit
 from sliceportal.emulator.state import CounterArray, RegisterArray, SwitchState
 from sliceportal.emulator.tables import Table, to_int
 from sliceportal.emulator.wire import EntityKind, UpdateType
+from sliceportal.p4rt.p4info import CounterUnit
 
 
 def apply_update(state: SwitchState, update: wire.Update) -> None:

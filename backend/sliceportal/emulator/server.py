@@ -22,10 +22,10 @@ from sliceportal.emulator import wire
 from sliceportal.emulator.arbitration import MAX_SESSIONS, StreamEnd
 from sliceportal.emulator.defaults import DEFAULT_DEVICE_ID, DEFAULT_GRPC_ADDRESS, DEFAULT_P4INFO
 from sliceportal.emulator.errors import Code, P4RuntimeError
-from sliceportal.emulator.p4info import P4InfoIndex
-from sliceportal.emulator.pb import p4runtime_pb2
 from sliceportal.emulator.pipeline import PipelineModel
 from sliceportal.emulator.service import P4RuntimeService, WriteBatchError
+from sliceportal.p4rt.p4info import P4InfoIndex
+from sliceportal.p4rt.pb import p4runtime_pb2
 
 logger = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from typing import Any
 from sliceportal.emulator import entities, wire
 from sliceportal.emulator.arbitration import Arbiter, Session, StreamEnd, election_id_of
 from sliceportal.emulator.errors import Code, P4RuntimeError, invalid
-from sliceportal.emulator.p4info import P4InfoIndex
-from sliceportal.emulator.pb import p4runtime_pb2
 from sliceportal.emulator.pipeline import NoTraffic, PipelineModel
 from sliceportal.emulator.state import SwitchState
+from sliceportal.p4rt.p4info import P4InfoIndex
+from sliceportal.p4rt.pb import p4runtime_pb2
 
 logger = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ import threading
 import numpy as np
 import numpy.typing as npt
 
-from sliceportal.emulator.p4info import CounterInfo, P4InfoIndex, RegisterInfo
 from sliceportal.emulator.tables import Table
+from sliceportal.p4rt.p4info import CounterInfo, P4InfoIndex, RegisterInfo
 
 
 class CounterArray:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from sliceportal.emulator import wire
 from sliceportal.emulator.errors import Code, P4RuntimeError, invalid
-from sliceportal.emulator.p4info import ActionCall, ActionInfo, ActionScope, TableInfo
 from sliceportal.emulator.wire import MatchKind, TableActionKind
+from sliceportal.p4rt.p4info import ActionCall, ActionInfo, ActionScope, TableInfo
 
 # One match field, canonical: exact and optional -> value; lpm -> (value, prefix length);
 # ternary -> (value, mask); range -> (low, high); None -> don't care (the field was omitted).

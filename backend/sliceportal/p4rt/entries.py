@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
-from sliceportal.emulator.p4info import ActionInfo, P4InfoIndex, TableInfo
 from sliceportal.p4rt import wire
+from sliceportal.p4rt.p4info import ActionInfo, P4InfoIndex, TableInfo
 
 _WIRE_KINDS = {dp.MatchKind.EXACT: wire.MatchKind.EXACT, dp.MatchKind.LPM: wire.MatchKind.LPM}
 _DOMAIN_KINDS = {kind: domain for domain, kind in _WIRE_KINDS.items()}

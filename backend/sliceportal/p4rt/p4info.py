@@ -12,8 +12,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from sliceportal.emulator.pb import p4info_pb2, text_format
-from sliceportal.emulator.wire import MatchKind
+from sliceportal.p4rt.pb import p4info_pb2, text_format
+from sliceportal.p4rt.wire import MatchKind
 
 # BMv2's size for a table whose P4 source gives none (p4c always writes one into the P4Info).
 DEFAULT_TABLE_SIZE = 1024

@@ -47,9 +47,9 @@ from p4runtime_sh.p4runtime import P4RuntimeClient  # type: ignore[import-untype
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.domain.dataplane import TableEntry
 from sliceportal.domain.reconcile import MANAGED_TABLES, EntryUpdate
-from sliceportal.emulator.p4info import P4InfoIndex
 from sliceportal.p4rt import wire
 from sliceportal.p4rt.entries import EntryCodec
+from sliceportal.p4rt.p4info import P4InfoIndex
 
 if TYPE_CHECKING:
     from sliceportal.db.models import Switch

@@ -10,8 +10,8 @@ from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
 from sliceportal.emulator.model.engine import compile_kernel
 from sliceportal.emulator.model.entries import install
-from sliceportal.emulator.p4info import P4InfoIndex
 from sliceportal.emulator.state import SwitchState
+from sliceportal.p4rt.p4info import P4InfoIndex
 
 PROGRAM = P4InfoIndex.from_file(DEFAULT_P4INFO)
 ROUTES = (

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
-from sliceportal.emulator.p4info import ActionCall, P4InfoIndex, TableInfo
 from sliceportal.emulator.state import SwitchState
 from sliceportal.emulator.tables import Entry, MatchValue, Table
+from sliceportal.p4rt.p4info import ActionCall, P4InfoIndex, TableInfo
 
 IPV4_WIDTH = 32
 DEFAULT_TTL = 64

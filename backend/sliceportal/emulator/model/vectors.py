@@ -31,9 +31,9 @@ from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.program import DEFAULT_TTL, Headers
 from sliceportal.emulator.model.reference import Decision, Packet, ReferenceSwitch
 from sliceportal.emulator.model.traffic import parse_ports
-from sliceportal.emulator.p4info import P4InfoIndex
 from sliceportal.emulator.state import SwitchState
 from sliceportal.emulator.wire import UpdateType
+from sliceportal.p4rt.p4info import P4InfoIndex
 
 VECTOR_DIR = Path(__file__).resolve().parents[4] / "p4/tests/vectors"
 COUNTERS = {
