@@ -28,11 +28,11 @@ from sliceportal.emulator.model.engine import compile_kernel
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.switch_model import Clock, PacketModel
 from sliceportal.emulator.model.traffic import Profile, SourceSpec
-from sliceportal.emulator.p4info import P4InfoIndex
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.experiments.paper import EXPERIMENTS
 from sliceportal.experiments.runner import deploy, open_session
 from sliceportal.p4rt import wire
+from sliceportal.p4rt.p4info import P4InfoIndex
 
 PORTS = 4
 SLICE_RATE_BPS = 2e6
