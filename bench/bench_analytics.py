@@ -97,6 +97,7 @@ def main() -> None:
         lambda: analyze_arrays(arrays, capacity, Model.NETCALC),
         200,
     )
+    measure("slice_arrays 10000 SliceSpec objects", lambda: slice_arrays(slices), 50)
     measure("analyze 10000 SliceSpec objects", lambda: analyze(slices, capacity), 50)
     measure("analyze + per-slice results 10000", lambda: analyze(slices, capacity).to_dict(), 20)
 

@@ -6,7 +6,14 @@ dropped here), creates an admin, an API token, a switch and a 100 Gbit/s link, t
 prints latency percentiles and throughput. Every request takes the same switch and link locks,
 so this measures the serialised admission path, the worst case for one link.
 
-    python bench/bench_api.py [--requests 2000] [--clients 50] [--workers 2]
+The default is closed loop: each client sends its next request when the previous one answered,
+so the clients always keep the server saturated and, by Little's law, the mean latency is
+clients / throughput whatever the server does. `--rate R` runs open loop instead: each client
+sends R requests per second on a fixed schedule whether or not earlier ones answered, and the
+latency is counted from the scheduled send time (no coordinated omission), which is what a
+realistic offered load of clients x R requests/s sees.
+
+    python bench/bench_api.py [--requests 2000] [--clients 50] [--workers 2] [--rate R]
 """
 
 from __future__ import annotations
@@ -144,6 +151,47 @@ async def run(
     return latencies, statuses, time.perf_counter() - start
 
 
+async def run_open(
+    base: str,
+    headers: dict[str, str],
+    link_ids: list[int],
+    requests: int,
+    clients: int,
+    first: int,
+    rate: float,
+) -> tuple[list[float], list[int], float]:
+    """`clients` clients each sending `rate` requests/s on a fixed schedule (staggered), until
+    `requests` are sent; latency from each request's scheduled time to its answer."""
+    numbers = itertools.count(first)
+    latencies: list[float] = []
+    statuses: list[int] = []
+    per_client = -(-requests // clients)
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+
+    async def one(http: httpx.AsyncClient, due: float) -> None:
+        number = next(numbers)
+        response = await http.post(
+            "/api/v1/slices", json=slice_body(number, link_ids[number % len(link_ids)])
+        )
+        latencies.append(time.perf_counter() - due)
+        statuses.append(response.status_code)
+
+    async def client(index: int, start: float) -> None:
+        async with httpx.AsyncClient(
+            base_url=base, headers=headers, timeout=60, limits=limits
+        ) as http:
+            pending = []
+            for k in range(per_client):
+                due = start + (index / clients + k) / rate
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
+                pending.append(asyncio.create_task(one(http, due)))
+            await asyncio.gather(*pending)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client(i, start) for i in range(clients)))
+    return latencies, statuses, time.perf_counter() - start
+
+
 def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 10) - 1]
 
@@ -155,6 +203,9 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="uvicorn worker processes")
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--links", type=int, default=1, help="spread the slices over N links")
+    parser.add_argument(
+        "--rate", type=float, help="open loop: requests/s sent by each client on a fixed schedule"
+    )
     args = parser.parse_args()
 
     name = f"sliceportal_bench_{uuid.uuid4().hex[:8]}"
@@ -169,13 +220,24 @@ def main() -> int:
         process, base = start_api(database_url, args.workers)
         headers, link_ids = set_up(base, "bench-admin", args.links)
         asyncio.run(run(base, headers, link_ids, args.warmup, args.clients, 0))
-        latencies, statuses, elapsed = asyncio.run(
-            run(base, headers, link_ids, args.requests, args.clients, args.warmup)
-        )
+        if args.rate is None:
+            latencies, statuses, elapsed = asyncio.run(
+                run(base, headers, link_ids, args.requests, args.clients, args.warmup)
+            )
+            mode = "closed loop"
+        else:
+            latencies, statuses, elapsed = asyncio.run(
+                run_open(
+                    base, headers, link_ids, args.requests, args.clients, args.warmup, args.rate
+                )
+            )
+            mode = (
+                f"open loop, {args.rate:g} requests/s each ({args.clients * args.rate:g}/s offered)"
+            )
         errors = sum(1 for status in statuses if status != 201)
         print(
             f"POST /api/v1/slices: {len(latencies)} requests, {args.clients} concurrent "
-            f"clients, {args.workers} uvicorn workers, {os.cpu_count()} CPUs"
+            f"clients ({mode}), {args.workers} uvicorn workers, {os.cpu_count()} CPUs"
         )
         print(
             f"slices at the end: {args.warmup + len(latencies) - errors} "

@@ -4,7 +4,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text
+from sqlalchemy.orm import Session, sessionmaker
 
+from sliceportal.db.models import MAX_DP_SID
 from utils.factories import MBIT, create, create_link, link_body, slice_body, switch_body, unique
 
 URL = "/api/v1/slices"
@@ -264,3 +267,39 @@ def test_create_slice_duplicate_name(
 def test_switch_body_is_valid(client: TestClient, operator_headers: Headers) -> None:
     """Guards the factories: a default body is accepted as is."""
     create(client, "switches", operator_headers, switch_body())
+
+
+def test_create_slice_dp_sid_one_freed_is_reused_first(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    ids = [
+        create(client, "slices", operator_headers, slice_body([link["id"]]))["id"] for _ in range(2)
+    ]
+    client.delete(f"{URL}/{ids[0]}", headers=operator_headers)
+    again = create(client, "slices", operator_headers, slice_body([link["id"]]))
+    assert again["dp_sids"][0]["dp_sid"] == 1
+
+
+def test_create_slice_no_dp_sid_left(
+    client: TestClient,
+    operator_headers: Headers,
+    link: dict[str, Any],
+    db: sessionmaker[Session],
+) -> None:
+    """Every DP_SID of the switch held (rows written directly: 4,095 creations take long)."""
+    with db() as session:
+        session.execute(
+            text(
+                "WITH made AS (INSERT INTO slices (name, vlan_id, rate_bps, burst_limit_s, "
+                "delay_target_s, priority) SELECT :prefix || n, 10, 1, 0.01, 0.01, 0 "
+                "FROM generate_series(1, :count) AS n RETURNING id) "
+                "INSERT INTO slice_switches (slice_id, switch_id, dp_sid) "
+                "SELECT id, :switch, row_number() OVER (ORDER BY id) FROM made"
+            ),
+            {"prefix": unique("full-"), "count": MAX_DP_SID, "switch": link["switch_id"]},
+        )
+        session.commit()
+    response = client.post(URL, json=slice_body([link["id"]]), headers=operator_headers)
+    assert response.status_code == 409
+    assert response.json()["field"] == "body.link_ids"
+    assert "no free DP_SID" in response.json()["detail"]

@@ -160,6 +160,7 @@ class Slice(ChangeLogged, Timestamped, Base):
         sa.CheckConstraint("rate_bps > 0", name="rate_positive"),
         sa.CheckConstraint("burst_limit_s > 0", name="burst_limit_positive"),
         sa.CheckConstraint("delay_target_s > 0", name="delay_target_positive"),
+        sa.CheckConstraint("e2e_delay_target_s > 0", name="e2e_delay_target_positive"),
         sa.CheckConstraint(f"priority BETWEEN 0 AND {MAX_PRIORITY}", name="priority_range"),
         sa.CheckConstraint(
             "(scheme = 'ecn_step') = (marking_threshold_s IS NOT NULL)",
@@ -183,6 +184,8 @@ class Slice(ChangeLogged, Timestamped, Base):
     rate_bps: Mapped[float] = mapped_column(sa.Double)
     burst_limit_s: Mapped[float] = mapped_column(sa.Double)
     delay_target_s: Mapped[float] = mapped_column(sa.Double)
+    e2e_delay_target_s: Mapped[float | None] = mapped_column(sa.Double)
+    """Bound on the sum of the slice's per-hop worst-case delays (None: no end-to-end target)."""
     priority: Mapped[int] = mapped_column(sa.SmallInteger)
     scheme: Mapped[QueueScheme] = mapped_column(
         choice_type(QueueScheme, "queue_scheme"), server_default=QueueScheme.TAIL_DROP

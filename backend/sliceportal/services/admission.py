@@ -1,24 +1,40 @@
 """Admission of the slices stored on links, through the pure analytics in `sliceportal.domain`.
 
 Callers hold the link rows locked (FOR UPDATE) while they check and write, so two requests can
-never both admit slices that only fit one at a time.
+never both admit slices that only fit one at a time. A slice with an end-to-end target is
+checked on its whole path, so its bound depends on links the change does not touch: those are
+locked too (`lock_links`), or two changes on two of its links could each fit alone and
+together miss the target.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar
 
 import numpy as np
-import psycopg
 from sqlalchemy.orm import Session
 
 from sliceportal.db.models import Link
-from sliceportal.domain import Model, SliceArrays, SliceSpec, admission, analyze_arrays
+from sliceportal.domain import (
+    ArrayAnalysis,
+    Model,
+    SliceArrays,
+    SliceSpec,
+    admission,
+    analyze_arrays,
+)
 from sliceportal.domain.bounds import FloatArray
+from sliceportal.domain.endtoend import Hop, PathBound, hop_bound, path_bound
 from sliceportal.domain.formatting import format_rate
+from sliceportal.domain.pathcapacity import path_capacity_fix
+from sliceportal.services import crud
 from sliceportal.services.errors import AdmissionRejectedError, ConflictError
+
+T = TypeVar("T")
+RETRIES = 3
+"""A change whose lock set grew under it (see `PathsMoved`) is retried this many times."""
 
 
 @dataclass(frozen=True)
@@ -88,32 +104,59 @@ class LinkLoad:
         ]
 
 
+@dataclass(frozen=True)
+class PathSlice:
+    """A slice with an end-to-end target: what its path check needs besides the link loads."""
+
+    id: int
+    name: str
+    priority: int
+    target_s: float
+    link_ids: tuple[int, ...]
+    """Every link it crosses (ascending id), read or not."""
+
+
+@dataclass
+class Loads:
+    """The slices of some links, and those of them with an end-to-end target (by id)."""
+
+    links: dict[int, LinkLoad]
+    paths: dict[int, PathSlice]
+
+
 _LOADS_QUERY = """
 SELECT slice_links.link_id, slices.name, slices.rate_bps, slices.priority, slices.burst_limit_s,
-       slices.delay_target_s, COALESCE(slices.max_packet_bytes, 0)
+       slices.delay_target_s, COALESCE(slices.max_packet_bytes, 0), slices.id,
+       slices.e2e_delay_target_s,
+       CASE WHEN slices.e2e_delay_target_s IS NOT NULL THEN ARRAY(
+           SELECT path.link_id FROM slice_links path
+           WHERE path.slice_id = slices.id ORDER BY path.link_id) END
 FROM slice_links JOIN slices ON slices.id = slice_links.slice_id
 WHERE slice_links.link_id = ANY(%s) AND slices.id <> %s
 """
 """Plain SQL on a binary cursor: this runs under the link locks on every admission and reads
-every slice of the link, and binary rows parse several times faster than text ones."""
+every slice of the links, and binary rows parse several times faster than text ones. A slice
+with an end-to-end target brings its whole path, so the caller can check that it locked it."""
 
 
-def stored_loads(
+def read_loads(
     session: Session, links: Iterable[LinkParams], *, exclude_slice_id: int | None = None
-) -> dict[int, LinkLoad]:
+) -> Loads:
     """The stored slices of each link (but `exclude_slice_id`), one query for all links."""
     mtu = {link.id: link.mtu_bytes for link in links}
-    connection = cast(psycopg.Connection[Any], session.connection().connection.driver_connection)
-    with connection.cursor(binary=True) as cursor:
+    with crud.driver(session).cursor(binary=True) as cursor:
         cursor.execute(_LOADS_QUERY, (list(mtu), exclude_slice_id or 0))
         rows = cursor.fetchall()
+    by_link: dict[int, list[Any]] = {}
+    paths: dict[int, PathSlice] = {}
+    for row in rows:
+        by_link.setdefault(row[0], []).append(row)
+        if row[8] is not None and row[7] not in paths:
+            paths[row[7]] = PathSlice(row[7], row[1], row[3], row[8], tuple(row[9]))
     loads = {link_id: LinkLoad.empty() for link_id in mtu}
-    for link_id in mtu:
-        mine = [row for row in rows if row[0] == link_id] if len(mtu) > 1 else rows
-        if not mine:
-            continue
+    for link_id, mine in by_link.items():
         rate, priority, limit, target, packet = np.array(
-            [row[2:] for row in mine], dtype=np.float64
+            [row[2:7] for row in mine], dtype=np.float64
         ).T
         columns = (
             rate,
@@ -123,12 +166,78 @@ def stored_loads(
             np.where(packet > 0, packet, mtu[link_id]),  # the link MTU by default
         )
         loads[link_id] = LinkLoad([row[1] for row in mine], np.column_stack(columns))
-    return loads
+    return Loads(loads, paths)
 
 
-def fits(link: LinkParams, load: LinkLoad) -> bool:
-    """The admission verdict alone, vectorised: O(n) numpy, no per-slice objects."""
-    return analyze_arrays(load.arrays(), link.capacity_bps, link.model).admissible
+def stored_loads(
+    session: Session, links: Iterable[LinkParams], *, exclude_slice_id: int | None = None
+) -> dict[int, LinkLoad]:
+    """The stored slices of each link (but `exclude_slice_id`), one query for all links."""
+    return read_loads(session, links, exclude_slice_id=exclude_slice_id).links
+
+
+class PathsMoved(ConflictError):
+    """A slice with an end-to-end target crossing the changed links crosses a link the caller
+    did not lock: a concurrent change moved it between reading the paths and locking them."""
+
+    def __init__(self) -> None:
+        super().__init__("a concurrent change moved a slice with an end-to-end target; try again")
+
+
+def retrying(session: Session, attempt: Callable[[], T]) -> T:
+    """`attempt()`, run again in a fresh transaction while it raises PathsMoved.
+
+    Every attempt takes its locks from nothing in ascending order, so retrying cannot
+    deadlock; a path keeps moving only under a stream of concurrent re-routes, and then the
+    last PathsMoved reaches the caller as a 409 conflict.
+    """
+    for _ in range(RETRIES):
+        try:
+            return attempt()
+        except PathsMoved:
+            session.rollback()
+    return attempt()
+
+
+@dataclass(frozen=True)
+class LockedLink:
+    """A link locked for admission: its parameters and its switch (for the slice rows)."""
+
+    params: LinkParams
+    switch_id: int
+
+
+_LOCK_LINKS = """
+SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, switch_id FROM links
+WHERE id = ANY(%s) OR id IN (
+    SELECT path.link_id
+    FROM slice_links here
+    JOIN slices ON slices.id = here.slice_id AND slices.e2e_delay_target_s IS NOT NULL
+    JOIN slice_links path ON path.slice_id = here.slice_id
+    WHERE here.link_id = ANY(%s))
+ORDER BY id
+FOR UPDATE OF links
+"""
+
+
+def lock_links(
+    session: Session, link_ids: Collection[int], *, changed: Collection[int]
+) -> dict[int, LockedLink]:
+    """Lock `link_ids` and the paths of the slices with an end-to-end target crossing
+    `changed`, FOR UPDATE in ascending id, in one statement; the links found, by id.
+
+    The paths are read in the same statement but before its locks are granted, so `admit`
+    checks them again under the locks and raises PathsMoved if one left the locked set.
+    """
+    with crud.driver(session).cursor(binary=True) as cursor:
+        cursor.execute(_LOCK_LINKS, (list(link_ids), list(changed)))
+        rows = cursor.fetchall()
+    return {
+        row[0]: LockedLink(
+            LinkParams(row[0], row[1], row[2], Model(row[3]), row[4], row[5]), row[6]
+        )
+        for row in rows
+    }
 
 
 def check_queues(link: LinkParams, load: LinkLoad, field: str) -> None:
@@ -151,6 +260,7 @@ def _rejection(link: LinkParams, load: LinkLoad) -> dict[str, Any]:
     verdict = admission(load.specs(), link.capacity_bps, model=link.model, levels=link.queue_count)
     violations = [
         {
+            "kind": "per-hop",
             "link_id": link.id,
             "link": link.name,
             "slice": v.name,
@@ -184,26 +294,98 @@ def _rejection(link: LinkParams, load: LinkLoad) -> dict[str, Any]:
     return {"link_id": link.id, "violations": violations, "fixes": fixes}
 
 
-def check_links(
+def admit(
     session: Session,
     subject: str,
-    links: Sequence[LinkParams],
-    loads: dict[int, LinkLoad],
+    params: Mapping[int, LinkParams],
+    loads: Loads,
+    *,
+    changed: Collection[int],
+    candidate: PathSlice | None = None,
 ) -> None:
-    """Raise AdmissionRejectedError unless every link admits its `loads`.
+    """Raise AdmissionRejectedError unless every `changed` link admits its load and every slice
+    with an end-to-end target whose bound changes (those crossing a changed link, and the
+    `candidate`) still meets it.
 
-    The verdict is one O(n) analysis per link under the locks. On a rejection the transaction
-    is rolled back (releasing the locks) before the fixes are searched, since priority
-    planning may take up to its time budget.
+    `params` are the locked links with their parameters as the change leaves them, and `loads`
+    their slices (`read_loads`), the changed slice included as it will be stored. Each link is
+    analysed once, O(n) numpy. On a rejection the transaction is rolled back (releasing the
+    locks) before the fixes are searched, since priority planning may take up to its budget.
     """
-    rejected = [link for link in links if not fits(link, loads[link.id])]
-    if not rejected:
+    paths = [path for path in loads.paths.values() if not set(path.link_ids).isdisjoint(changed)]
+    if candidate is not None:
+        paths.append(candidate)
+    if any(not params.keys() >= set(path.link_ids) for path in paths):
+        raise PathsMoved()
+    analyses: dict[int, ArrayAnalysis] = {}
+
+    def analysis(link_id: int) -> ArrayAnalysis:
+        if link_id not in analyses:
+            link = params[link_id]
+            load = loads.links[link_id].arrays()
+            analyses[link_id] = analyze_arrays(load, link.capacity_bps, link.model)
+        return analyses[link_id]
+
+    rejected = [params[link_id] for link_id in sorted(changed) if not analysis(link_id).admissible]
+    missed = []
+    for path in paths:
+        hops = (
+            Hop(link_id, params[link_id].name, hop_bound(analysis(link_id).levels, path.priority))
+            for link_id in path.link_ids
+        )
+        bound = path_bound(hops, path.target_s)
+        if not bound.meets_target:
+            missed.append((path, bound))
+    if not rejected and not missed:
         return
     session.rollback()
-    found = [_rejection(link, loads[link.id]) for link in rejected]
-    count = sum(len(link["violations"]) for link in found)
-    names = ", ".join(repr(link.name) for link in rejected)
-    raise AdmissionRejectedError(
-        f"{subject} would leave {count} slice(s) outside their delay bounds on link {names}",
-        found,
-    )
+    found = [_rejection(link, loads.links[link.id]) for link in rejected]
+    found += [_path_rejection(path, bound, params, analyses) for path, bound in missed]
+    parts = []
+    if rejected:
+        count = sum(len(link["violations"]) for link in found[: len(rejected)])
+        names = ", ".join(repr(link.name) for link in rejected)
+        parts.append(f"{count} slice(s) outside their delay bounds on link {names}")
+    if missed:
+        names = ", ".join(repr(path.name) for path, _ in missed)
+        parts.append(f"slice(s) {names} outside their end-to-end delay targets")
+    raise AdmissionRejectedError(f"{subject} would leave {' and '.join(parts)}", found)
+
+
+def _path_rejection(
+    path: PathSlice,
+    bound: PathBound,
+    params: Mapping[int, LinkParams],
+    analyses: Mapping[int, ArrayAnalysis],
+) -> dict[str, Any]:
+    """The end-to-end violation of `path`, and the capacity its worst hop would need."""
+    worst = bound.worst_hop
+    assert worst is not None  # a path crosses at least one link
+    link = params[worst.link_id]
+    violation = {
+        "kind": "end-to-end",
+        "link_id": link.id,
+        "link": link.name,
+        "slice_id": path.id,
+        "slice": path.name,
+        "bound_s": bound.total_s,
+        "target_s": bound.target_s,
+        "excess_s": None if bound.slack_s is None else -bound.slack_s,
+        "reason": bound.reason(),
+        "path": bound.to_dict(),
+    }
+    fixes: list[dict[str, Any]] = []
+    capacity = path_capacity_fix(bound, analyses[link.id].aggregates, path.priority, link.model)
+    if capacity is not None:
+        fixes.append(
+            {
+                "link_id": link.id,
+                "kind": "capacity",
+                "slice": path.name,
+                "capacity_bps": capacity,
+                "detail": f"raise the capacity of link {link.name!r} to at least "
+                f"{format_rate(capacity)} so that slice {path.name!r} meets its end-to-end "
+                "target",
+            }
+        )
+    return {"link_id": link.id, "violations": [violation], "fixes": fixes}

@@ -1,9 +1,11 @@
 """Links: a change of capacity, model, queue count or MTU is re-checked against the slices
-the link carries, under the link's row lock (the lock slice admission takes too)."""
+the link carries and the end-to-end targets of those that have one, under the row locks of the
+link and of those slices' other links (the locks slice admission takes too)."""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
@@ -15,7 +17,7 @@ from sliceportal.db.models import Link, SliceLink, Switch
 from sliceportal.domain import Model
 from sliceportal.services import admission, crud
 from sliceportal.services.changes import ChangeContext
-from sliceportal.services.errors import ConflictError, InvalidFieldError
+from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
 
 ANALYSED_FIELDS = frozenset({"capacity_bps", "model", "queue_count", "mtu_bytes"})
 
@@ -32,15 +34,35 @@ def create_link(
 
 
 def update_link(session: Session, context: ChangeContext, link_id: int, data: LinkUpdate) -> Link:
-    link = crud.get(session, Link, link_id, lock=True)
     values = data.model_dump(exclude_unset=True)
     if values.keys() & ANALYSED_FIELDS:
-        proposed = dataclasses.replace(
-            admission.LinkParams.of(link), **{k: values[k] for k in values.keys() & ANALYSED_FIELDS}
+        return admission.retrying(
+            session, lambda: _update_checked(session, context, link_id, values)
         )
-        loads = admission.stored_loads(session, [proposed])
-        admission.check_queues(proposed, loads[link.id], field="queue_count")
-        admission.check_links(session, f"this change of link {link.name!r}", [proposed], loads)
+    return _apply(session, context, crud.get(session, Link, link_id, lock=True), values)
+
+
+def _update_checked(
+    session: Session, context: ChangeContext, link_id: int, values: dict[str, Any]
+) -> Link:
+    """Lock the link and the paths of the slices with an end-to-end target crossing it, then
+    check the link's slices and those paths with the link as the change leaves it."""
+    locked = admission.lock_links(session, [link_id], changed=[link_id])
+    if link_id not in locked:
+        raise NotFoundError(f"link {link_id} does not exist")
+    link = crud.get(session, Link, link_id)  # locked above
+    params = {other: locked[other].params for other in locked}
+    proposed = dataclasses.replace(
+        params[link_id], **{k: values[k] for k in values.keys() & ANALYSED_FIELDS}
+    )
+    params[link_id] = proposed
+    loads = admission.read_loads(session, params.values())
+    admission.check_queues(proposed, loads.links[link_id], field="queue_count")
+    admission.admit(session, f"this change of link {link.name!r}", params, loads, changed=[link_id])
+    return _apply(session, context, link, values)
+
+
+def _apply(session: Session, context: ChangeContext, link: Link, values: dict[str, Any]) -> Link:
     if "port" in values:  # the slices' entries on the switch key on the egress port
         outbox.request_reconcile(session, [link.switch_id])
     return crud.update(session, context, link, values)

@@ -2,32 +2,33 @@
 
 Lock order, the same everywhere so concurrent requests cannot deadlock: the slice row (update,
 delete), then the switches it crosses (FOR NO KEY UPDATE, ascending id: serialises DP_SID
-allocation per switch), then its links (FOR UPDATE, ascending id: serialises admission per link,
-and link updates take the same lock). Admission and DP_SIDs are decided under the locks; a
-creation inserts its own row before taking them, to keep the locked section short.
+allocation per switch), then its links together with every link of the slices with an
+end-to-end target that cross them (FOR UPDATE, ascending id, one statement: serialises
+admission per link and per such path; link updates take the same locks). Admission and DP_SIDs
+are decided under the locks; a creation inserts its own row before taking them, to keep the
+locked section short. A path that moved between being read and being locked makes the whole
+transaction start again (`admission.retrying`), never lock out of order.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, delete, exists, func, literal, or_, select
+from sqlalchemy import Select, delete, exists, select
 from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from sliceportal.api.schemas.slices import SliceCreate, SliceUpdate
-from sliceportal.controlplane import outbox
 from sliceportal.db.choices import ChangeAction, QueueScheme, SliceState
 from sliceportal.db.models import (
     MAX_DP_SID,
-    Link,
     Slice,
     SliceLink,
     SliceSla,
     SliceSwitch,
-    Switch,
 )
 from sliceportal.domain import SpecError, slice_spec
-from sliceportal.services import admission, changes, crud
+from sliceportal.services import admission, crud
 from sliceportal.services.changes import ChangeContext
 from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
 
@@ -37,12 +38,14 @@ ANALYSED_FIELDS = frozenset(
         "burst_limit_s",
         "burst_bytes",
         "delay_target_s",
+        "e2e_delay_target_s",
         "priority",
         "max_packet_bytes",
         "link_ids",
     }
 )
-"""Changing any of these re-runs admission on the slice's links."""
+"""Changing any of these re-runs admission on the slice's links (and on the paths of the
+slices with an end-to-end target that cross them)."""
 
 
 def slice_query() -> Select[tuple[Slice]]:
@@ -101,35 +104,41 @@ def _burst_limit(values: dict[str, Any], burst_bytes: float | None, given_limit:
     values["burst_limit_s"] = burst_bytes * 8 / values["rate_bps"]
 
 
-def _lock_links(session: Session, link_ids: set[int]) -> tuple[list[Switch], list[Link]]:
-    """Lock the switches and then the links of `link_ids` (ascending ids); 422 if one is gone."""
-    switch_ids = set(session.scalars(select(Link.switch_id).where(Link.id.in_(link_ids))).all())
-    switches = list(
-        session.scalars(
-            select(Switch)
-            .where(Switch.id.in_(switch_ids))
-            .order_by(Switch.id)
-            .with_for_update(key_share=True)
-        )
-    )
-    links = list(
-        session.scalars(
-            select(Link).where(Link.id.in_(link_ids)).order_by(Link.id).with_for_update()
-        )
-    )
-    missing = link_ids - {link.id for link in links}
+_LOCK_SWITCHES = """
+SELECT id, name FROM switches WHERE id IN (SELECT switch_id FROM links WHERE id = ANY(%s))
+ORDER BY id
+FOR NO KEY UPDATE
+"""
+
+
+def _lock_links(
+    session: Session, link_ids: set[int], changed: set[int]
+) -> tuple[dict[int, str], dict[int, admission.LockedLink]]:
+    """Lock the switches of `link_ids` (their names by id), then those links and the paths of
+    the slices with an end-to-end target crossing `changed` (ascending ids, one statement
+    each); 422 if one of `link_ids` is gone."""
+    with crud.driver(session).cursor() as cursor:
+        cursor.execute(_LOCK_SWITCHES, (list(link_ids),))
+        switches = dict(cursor.fetchall())
+    links = admission.lock_links(session, link_ids, changed=changed)
+    missing = link_ids - links.keys()
     if missing:
         raise InvalidFieldError(f"link {min(missing)} does not exist", field="link_ids")
     return switches, links
 
 
 def _admit(
-    session: Session, values: dict[str, Any], links: list[Link], exclude_slice_id: int
+    session: Session,
+    values: dict[str, Any],
+    slice_id: int,
+    links: dict[int, admission.LockedLink],
+    new: set[int],
 ) -> None:
-    """Admission on every link the slice will cross, with the slice as it will be stored."""
-    params = [admission.LinkParams.of(link) for link in links]
-    loads = admission.stored_loads(session, params, exclude_slice_id=exclude_slice_id)
-    for link in params:
+    """Admission with the slice as it will be stored, crossing the links `new`."""
+    params = {link_id: link.params for link_id, link in links.items()}
+    loads = admission.read_loads(session, params.values(), exclude_slice_id=slice_id)
+    for link_id in sorted(new):
+        link = params[link_id]
         try:
             candidate = slice_spec(
                 values["name"],
@@ -142,79 +151,112 @@ def _admit(
             )
         except SpecError as exc:
             raise InvalidFieldError(exc.message, field=exc.field) from None
-        loads[link.id] = loads[link.id].plus(candidate)
-        admission.check_queues(link, loads[link.id], field="priority")
-    admission.check_links(session, f"slice {values['name']!r}", params, loads)
-
-
-def _free_dp_sid(session: Session, switch: Switch) -> int:
-    """The lowest DP_SID not held on `switch` (the switch row is locked: nobody allocates
-    meanwhile). Usually the held ones are exactly 1..n, found by one count; else the first gap
-    after 0, in one ordered pass."""
-    count, top = session.execute(
-        select(func.count(), func.coalesce(func.max(SliceSwitch.dp_sid), 0)).where(
-            SliceSwitch.switch_id == switch.id
+        loads.links[link_id] = loads.links[link_id].plus(candidate)
+        admission.check_queues(link, loads.links[link_id], field="priority")
+    target = values["e2e_delay_target_s"]
+    path = None
+    if target is not None:
+        path = admission.PathSlice(
+            slice_id, values["name"], values["priority"], target, tuple(sorted(new))
         )
-    ).one()
-    dp_sid: int = top + 1
-    if count != top:
-        held = (
-            select(literal(0).label("dp_sid"))
-            .union_all(select(SliceSwitch.dp_sid).where(SliceSwitch.switch_id == switch.id))
-            .subquery()
-        )
-        gaps = select(
-            held.c.dp_sid, func.lead(held.c.dp_sid).over(order_by=held.c.dp_sid).label("next")
-        ).subquery()
-        first_gap = (
-            select(gaps.c.dp_sid + 1)
-            .where(or_(gaps.c.next.is_(None), gaps.c.next > gaps.c.dp_sid + 1))
-            .order_by(gaps.c.dp_sid)
-            .limit(1)
-        )
-        dp_sid = session.execute(first_gap).scalar_one()
-    if dp_sid > MAX_DP_SID:
-        raise ConflictError(f"switch {switch.name!r} has no free DP_SID left", field="link_ids")
-    return dp_sid
-
-
-def _dp_sid(session: Session, switch: Switch, wanted: int | None) -> int:
-    if wanted is None:
-        return _free_dp_sid(session, switch)
-    taken = session.scalar(
-        select(exists().where(SliceSwitch.switch_id == switch.id, SliceSwitch.dp_sid == wanted))
+    admission.admit(
+        session, f"slice {values['name']!r}", params, loads, changed=new, candidate=path
     )
-    if taken:
-        raise ConflictError(f"DP_SID {wanted} is taken on switch {switch.name!r}", field="dp_sid")
-    return wanted
+
+
+_SET_LINKS = f"""
+WITH left_links AS (
+    DELETE FROM slice_links WHERE slice_id = %(slice)s AND link_id <> ALL(%(links)s)
+), left_switches AS (
+    DELETE FROM slice_switches WHERE slice_id = %(slice)s AND switch_id <> ALL(%(switches)s)
+), added_switches AS (
+    INSERT INTO slice_switches (slice_id, switch_id, dp_sid)
+    SELECT %(slice)s, switch.id, free.dp_sid
+    FROM unnest(%(switches)s::integer[]) AS switch (id)
+    CROSS JOIN LATERAL (
+        -- the wanted DP_SID, else the lowest one not held on the switch: usually the held
+        -- ones are exactly 1..n (one aggregate), else the first gap after 0
+        SELECT COALESCE(%(dp_sid)s::integer, CASE
+            WHEN count(*) = COALESCE(max(held.dp_sid), 0) THEN COALESCE(max(held.dp_sid), 0) + 1
+            WHEN NOT EXISTS (
+                SELECT FROM slice_switches one WHERE one.switch_id = switch.id AND one.dp_sid = 1
+            ) THEN 1
+            ELSE (
+                SELECT min(below.dp_sid) + 1 FROM slice_switches below
+                WHERE below.switch_id = switch.id AND NOT EXISTS (
+                    SELECT FROM slice_switches above
+                    WHERE above.switch_id = switch.id AND above.dp_sid = below.dp_sid + 1))
+        END) AS dp_sid
+        FROM slice_switches held WHERE held.switch_id = switch.id
+    ) AS free
+    WHERE free.dp_sid <= {MAX_DP_SID} AND NOT EXISTS (
+        SELECT FROM slice_switches mine
+        WHERE mine.slice_id = %(slice)s AND mine.switch_id = switch.id)
+    ON CONFLICT (switch_id, dp_sid) DO NOTHING
+    RETURNING switch_id, dp_sid
+), added_links AS (
+    INSERT INTO slice_links (slice_id, link_id, switch_id)
+    SELECT %(slice)s, link.id, link.switch_id
+    FROM unnest(%(links)s::integer[], %(link_switches)s::integer[]) AS link (id, switch_id)
+    WHERE NOT EXISTS (
+        SELECT FROM slice_links mine WHERE mine.slice_id = %(slice)s AND mine.link_id = link.id
+    ) AND (
+        link.switch_id IN (SELECT switch_id FROM added_switches) OR EXISTS (
+            SELECT FROM slice_switches mine
+            WHERE mine.slice_id = %(slice)s AND mine.switch_id = link.switch_id))
+)
+SELECT switch_id, dp_sid FROM added_switches
+UNION ALL
+SELECT switch_id, dp_sid FROM slice_switches
+WHERE slice_id = %(slice)s AND switch_id = ANY(%(switches)s)
+"""
+"""One statement for what three ORM flushes and a DP_SID query did under the locks: drop the
+links and switches the slice leaves (the database cascades to their rows), give it a DP_SID
+on each new switch (the switch rows are locked: nobody allocates meanwhile; ON CONFLICT skips
+a wanted DP_SID that is taken) and add the new link rows. It answers the DP_SIDs held now; a
+switch missing from them got none."""
 
 
 def _set_links(
     session: Session,
     row: Slice,
-    switches: list[Switch],
-    links: list[Link],
+    switches: dict[int, str],
+    links: list[admission.LockedLink],
     dp_sid: int | None = None,
 ) -> None:
-    """Make the slice cross exactly `links`, holding one DP_SID on each of their switches."""
-    wanted_links = {link.id for link in links}
-    wanted_switches = {link.switch_id for link in links}
-    # One flush per step: the ORM does not know that link rows reference switch rows.
-    row.link_rows = [r for r in row.link_rows if r.link_id in wanted_links]
-    session.flush()
-    row.switch_rows = [r for r in row.switch_rows if r.switch_id in wanted_switches]
-    held = {r.switch_id for r in row.switch_rows}
-    for switch in switches:
-        if switch.id in wanted_switches and switch.id not in held:
-            row.switch_rows.append(
-                SliceSwitch(switch_id=switch.id, dp_sid=_dp_sid(session, switch, dp_sid))
-            )
-    session.flush()
-    crossed = {r.link_id for r in row.link_rows}
-    row.link_rows.extend(
-        SliceLink(link_id=link.id, switch_id=link.switch_id)
-        for link in links
-        if link.id not in crossed
+    """Make the slice cross exactly `links`, holding one DP_SID on each of their switches, and
+    set its relationships to match (as loaded: the rows are written already)."""
+    wanted = sorted({link.switch_id for link in links})
+    with crud.driver(session).cursor() as cursor:
+        cursor.execute(
+            _SET_LINKS,
+            {
+                "slice": row.id,
+                "links": [link.params.id for link in links],
+                "link_switches": [link.switch_id for link in links],
+                "switches": wanted,
+                "dp_sid": dp_sid,
+            },
+        )
+        held = dict(cursor.fetchall())
+    for switch_id in wanted:
+        if switch_id not in held:
+            name = switches[switch_id]
+            if dp_sid is not None:
+                raise ConflictError(f"DP_SID {dp_sid} is taken on switch {name!r}", field="dp_sid")
+            raise ConflictError(f"switch {name!r} has no free DP_SID left", field="link_ids")
+    set_committed_value(
+        row,
+        "switch_rows",
+        [SliceSwitch(slice_id=row.id, switch_id=s, dp_sid=held[s]) for s in wanted],
+    )
+    set_committed_value(
+        row,
+        "link_rows",
+        [
+            SliceLink(slice_id=row.id, link_id=link.params.id, switch_id=link.switch_id)
+            for link in sorted(links, key=lambda link: link.params.id)
+        ],
     )
 
 
@@ -228,19 +270,32 @@ def create_slice(session: Session, context: ChangeContext, data: SliceCreate) ->
     if values["delay_target_s"] is None:
         values["delay_target_s"] = values["burst_limit_s"]
     _check_rules(values)
+    return admission.retrying(session, lambda: _create(session, context, data, values))
+
+
+def _create(
+    session: Session, context: ChangeContext, data: SliceCreate, values: dict[str, Any]
+) -> Slice:
     _check_name_free(session, values["name"], None)
     # Inserted before the locks, to keep them short; a racing creation of the same name waits
     # on the unique index and then fails on it.
-    row = Slice(**values, state=SliceState.PENDING, link_rows=[], switch_rows=[])
+    row = Slice(**values, state=SliceState.PENDING)
     row.sla = SliceSla(**data.sla.model_dump())
     session.add(row)
     session.flush()
-    switches, links = _lock_links(session, set(data.link_ids))
-    _admit(session, values, links, exclude_slice_id=row.id)
-    _set_links(session, row, switches, links, data.dp_sid)
-    session.flush()
-    crud.log(session, context, ChangeAction.CREATE, row, before=None)
-    outbox.request_reconcile(session, (r.switch_id for r in row.switch_rows))
+    link_ids = set(data.link_ids)
+    switches, links = _lock_links(session, link_ids, link_ids)
+    _admit(session, values, row.id, links, link_ids)
+    _set_links(session, row, switches, [links[i] for i in sorted(link_ids)], data.dp_sid)
+    crud.log_and_reconcile(
+        session,
+        context,
+        ChangeAction.CREATE,
+        (row.entity_type, row.id, row.display_name),
+        before=None,
+        after=row.snapshot(),
+        switch_ids=(r.switch_id for r in row.switch_rows),
+    )
     session.commit()
     return row
 
@@ -248,6 +303,10 @@ def create_slice(session: Session, context: ChangeContext, data: SliceCreate) ->
 def update_slice(
     session: Session, context: ChangeContext, slice_id: int, data: SliceUpdate
 ) -> Slice:
+    return admission.retrying(session, lambda: _update(session, context, slice_id, data))
+
+
+def _update(session: Session, context: ChangeContext, slice_id: int, data: SliceUpdate) -> Slice:
     row = get_slice(session, slice_id, lock=True)
     before = row.snapshot()
     crossed = {r.switch_id for r in row.switch_rows}
@@ -260,11 +319,10 @@ def update_slice(
     _check_rules(values)
     link_ids = set(data.link_ids if data.link_ids is not None else row.link_ids)
     if data.model_fields_set & ANALYSED_FIELDS:
-        switches, links = _lock_links(session, link_ids | set(row.link_ids))
-        new_links = [link for link in links if link.id in link_ids]
+        switches, links = _lock_links(session, link_ids | set(row.link_ids), link_ids)
         _check_name_free(session, values["name"], row.id)
-        _admit(session, values, new_links, exclude_slice_id=row.id)
-        _set_links(session, row, switches, new_links)
+        _admit(session, values, row.id, links, link_ids)
+        _set_links(session, row, switches, [links[link_id] for link_id in sorted(link_ids)])
     elif "name" in given:
         _check_name_free(session, values["name"], row.id)
     for key in columns - {"id", "created_at", "updated_at"}:
@@ -274,8 +332,15 @@ def update_slice(
         for key, value in data.sla.model_dump().items():
             setattr(row.sla, key, value)
     session.flush()
-    crud.log(session, context, ChangeAction.UPDATE, row, before=before)
-    outbox.request_reconcile(session, crossed | {r.switch_id for r in row.switch_rows})
+    crud.log_and_reconcile(
+        session,
+        context,
+        ChangeAction.UPDATE,
+        (row.entity_type, row.id, row.display_name),
+        before=before,
+        after=row.snapshot(),
+        switch_ids=crossed | {r.switch_id for r in row.switch_rows},
+    )
     session.commit()
     return row
 
@@ -285,8 +350,13 @@ def delete_slice(session: Session, context: ChangeContext, slice_id: int) -> Non
     row = get_slice(session, slice_id, lock=True)
     before = row.snapshot()
     session.execute(delete(Slice).where(Slice.id == slice_id))
-    changes.record(
-        session, context, ChangeAction.DELETE, row.entity_type, row.id, row.name, before=before
+    crud.log_and_reconcile(
+        session,
+        context,
+        ChangeAction.DELETE,
+        (row.entity_type, row.id, row.name),
+        before=before,
+        after=None,
+        switch_ids=(r.switch_id for r in row.switch_rows),
     )
-    outbox.request_reconcile(session, (r.switch_id for r in row.switch_rows))
     session.commit()

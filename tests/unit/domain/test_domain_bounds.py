@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from domain_strategies import as_infinite, capacities, slice_lists
 from hypothesis import given, settings
@@ -169,3 +170,15 @@ def test_admissible_exactly_when_no_slice_violates(
         }
         if analysis.admissible:
             assert analysis.total_rate_bps <= capacity
+
+
+@settings(max_examples=100, deadline=None)
+@given(slices=slice_lists())
+def test_slice_arrays_are_the_spec_columns_from_any_iterable(slices: list[SliceSpec]) -> None:
+    for arrays in (slice_arrays(slices), slice_arrays(iter(slices)), slice_arrays(tuple(slices))):
+        assert arrays.priority.dtype == np.intp
+        assert arrays.rate_bps.tolist() == [s.rate_bps for s in slices]
+        assert arrays.priority.tolist() == [s.priority for s in slices]
+        assert arrays.burst_bytes.tolist() == [s.burst_bytes for s in slices]
+        assert arrays.delay_target_s.tolist() == [s.delay_target_s for s in slices]
+        assert arrays.max_packet_bytes.tolist() == [float(s.max_packet_bytes) for s in slices]

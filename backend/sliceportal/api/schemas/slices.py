@@ -45,6 +45,10 @@ Priority = Annotated[int, Field(ge=0, le=MAX_PRIORITY, description="7 is the hig
 PacketBytes = Annotated[int, Field(ge=64, le=65535)]
 LinkIds = Annotated[list[int], Field(min_length=1, max_length=64), AfterValidator(_unique_ids)]
 DpSid = Annotated[int, Field(ge=1, le=MAX_DP_SID)]
+E2E_TARGET = (
+    "seconds; bound on the sum of the slice's worst-case delays over every link it crosses "
+    "(null: none)"
+)
 
 
 class Sla(InputModel):
@@ -67,6 +71,7 @@ class SliceCreate(InputModel):
     burst_limit_s: Seconds | None = Field(default=None, description="or give burst_bytes")
     burst_bytes: Annotated[float, Field(gt=0)] | None = None
     delay_target_s: Seconds | None = Field(default=None, description="default: burst_limit_s")
+    e2e_delay_target_s: Seconds | None = Field(default=None, description=E2E_TARGET)
     priority: Priority
     scheme: QueueScheme = QueueScheme.TAIL_DROP
     marking_threshold_s: Seconds | None = Field(default=None, description="for ecn_step")
@@ -79,7 +84,9 @@ class SliceCreate(InputModel):
 
 
 class SliceUpdate(PatchModel):
-    nullable = frozenset({"vlan_id", "marking_threshold_s", "max_packet_bytes"})
+    nullable = frozenset(
+        {"vlan_id", "marking_threshold_s", "max_packet_bytes", "e2e_delay_target_s"}
+    )
 
     name: Name | None = None
     description: Description | None = None
@@ -89,6 +96,7 @@ class SliceUpdate(PatchModel):
     burst_limit_s: Seconds | None = None
     burst_bytes: Annotated[float, Field(gt=0)] | None = None
     delay_target_s: Seconds | None = None
+    e2e_delay_target_s: Seconds | None = Field(default=None, description=E2E_TARGET)
     priority: Priority | None = None
     scheme: QueueScheme | None = None
     marking_threshold_s: Seconds | None = None
@@ -112,6 +120,7 @@ class SlicePublic(PublicModel):
     burst_limit_s: float
     burst_bytes: float
     delay_target_s: float
+    e2e_delay_target_s: float | None = Field(description=E2E_TARGET)
     priority: int
     scheme: QueueScheme
     marking_threshold_s: float | None

@@ -1,7 +1,7 @@
 /**
- * A 409 admission rejection from the API: every violation with its reason, and the API's
- * fixes (minimum capacity, priority plan), each applicable with one click; applying one
- * retries the submission.
+ * A 409 admission rejection from the API: every violation with its reason (on one link, or
+ * end to end, naming the worst hop), and the API's fixes (minimum capacity, priority plan),
+ * each applicable with one click; applying one retries the submission.
  */
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -82,8 +82,8 @@ export function RejectionPanel({
               </tr>
             </thead>
             <tbody>
-              {violations.map((v) => (
-                <tr key={`${v.link_id}-${v.slice}`}>
+              {violations.map((v, index) => (
+                <tr key={`${v.link_id}-${v.slice}-${index}`}>
                   <td>{v.link}</td>
                   <td>{v.slice}</td>
                   <td className="num bound-bad">{formatDelay(v.bound_s)}</td>
@@ -98,7 +98,7 @@ export function RejectionPanel({
       {fixes.length > 0 ? (
         <div className="fix-list" aria-label="Suggested fixes">
           {fixes.map((fix, index) => (
-            <div className="fix" key={`${fix.kind}-${fix.link_id}`}>
+            <div className="fix" key={`${fix.kind}-${fix.link_id}-${index}`}>
               <div>
                 <strong>{fix.kind === 'capacity' ? 'Raise capacity' : 'Priority plan'}</strong>{' '}
                 {fix.kind === 'capacity' ? (

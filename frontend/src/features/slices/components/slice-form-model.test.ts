@@ -24,7 +24,17 @@ describe('validateSlice', () => {
     });
     expect(body.sla).toMatchObject({ max_loss_ratio: 0.01, min_throughput_bps: 5e6 });
     expect(body).not.toHaveProperty('delay_target_s');
+    expect(body).not.toHaveProperty('e2e_delay_target_s');
     expect(updateBody(parsed!).delay_target_s).toBe(0.01);
+    expect(updateBody(parsed!).e2e_delay_target_s).toBeNull();
+  });
+
+  it('sends an end-to-end target in seconds, and null to clear it', () => {
+    const { parsed } = validateSlice({ ...valid, e2eDelayTargetMs: '25' });
+    expect(createBody(parsed!).e2e_delay_target_s).toBeCloseTo(0.025);
+    expect(updateBody(parsed!).e2e_delay_target_s).toBeCloseTo(0.025);
+    expect(validateSlice({ ...valid, e2eDelayTargetMs: '0' }).errors.e2e_delay_target_s).toMatch(/greater than 0/);
+    expect(validateSlice({ ...valid, e2eDelayTargetMs: '3600001' }).errors.e2e_delay_target_s).toMatch(/at most/);
   });
 
   it('keys errors by the API field names, so server errors land on the same inputs', () => {
@@ -70,6 +80,8 @@ describe('the limits mirror the OpenAPI document', () => {
     expect(prop('ipv4_prefixes').maxItems).toBe(LIMITS.prefixesMax);
     expect(prop('burst_limit_s').maximum).toBe(LIMITS.secondsMax);
     expect(prop('burst_limit_s').exclusiveMinimum).toBe(0);
+    expect(prop('e2e_delay_target_s').maximum).toBe(LIMITS.secondsMax);
+    expect(prop('e2e_delay_target_s').exclusiveMinimum).toBe(0);
     expect(prop('rate_bps').exclusiveMinimum).toBe(0);
     expect([prop('link_ids').minItems, prop('link_ids').maxItems]).toEqual([LIMITS.linksMin, LIMITS.linksMax]);
   });

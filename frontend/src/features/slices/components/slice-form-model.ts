@@ -35,6 +35,7 @@ export interface SliceFormValues {
   rateMbps: string;
   burstLimitMs: string;
   delayTargetMs: string;
+  e2eDelayTargetMs: string;
   priority: string;
   scheme: QueueScheme;
   markingThresholdMs: string;
@@ -56,6 +57,7 @@ export const EMPTY_VALUES: SliceFormValues = {
   rateMbps: '',
   burstLimitMs: '',
   delayTargetMs: '',
+  e2eDelayTargetMs: '',
   priority: '7',
   scheme: 'tail_drop',
   markingThresholdMs: '',
@@ -78,6 +80,7 @@ export function valuesFromSlice(slice: SlicePublic): SliceFormValues {
     rateMbps: scaled(slice.rate_bps, MBIT),
     burstLimitMs: scaled(slice.burst_limit_s, MS),
     delayTargetMs: scaled(slice.delay_target_s, MS),
+    e2eDelayTargetMs: scaled(slice.e2e_delay_target_s, MS),
     priority: String(slice.priority),
     scheme: slice.scheme,
     markingThresholdMs: scaled(slice.marking_threshold_s, MS),
@@ -119,6 +122,7 @@ interface Parsed {
   rate_bps: number;
   burst_limit_s: number;
   delay_target_s: number | null;
+  e2e_delay_target_s: number | null;
   priority: number;
   scheme: QueueScheme;
   marking_threshold_s: number | null;
@@ -218,6 +222,11 @@ export function validateSlice(values: SliceFormValues): Validation {
     minExclusive: 0,
     max: LIMITS.secondsMax,
   });
+  const e2eTarget = numberField(errors, 'e2e_delay_target_s', values.e2eDelayTargetMs, {
+    scale: MS,
+    minExclusive: 0,
+    max: LIMITS.secondsMax,
+  });
   const priority = numberField(errors, 'priority', values.priority, {
     required: true,
     scale: 1,
@@ -282,6 +291,7 @@ export function validateSlice(values: SliceFormValues): Validation {
       rate_bps: rate,
       burst_limit_s: burst,
       delay_target_s: target,
+      e2e_delay_target_s: e2eTarget,
       priority,
       scheme: values.scheme,
       marking_threshold_s: threshold,
@@ -311,6 +321,7 @@ export function createBody(parsed: Parsed): SliceCreate {
   };
   if (parsed.vlan_id !== null) body.vlan_id = parsed.vlan_id;
   if (parsed.delay_target_s !== null) body.delay_target_s = parsed.delay_target_s;
+  if (parsed.e2e_delay_target_s !== null) body.e2e_delay_target_s = parsed.e2e_delay_target_s;
   if (parsed.marking_threshold_s !== null) body.marking_threshold_s = parsed.marking_threshold_s;
   if (parsed.max_packet_bytes !== null) body.max_packet_bytes = parsed.max_packet_bytes;
   return body;
@@ -326,6 +337,7 @@ export function updateBody(parsed: Parsed): SliceUpdate {
     rate_bps: parsed.rate_bps,
     burst_limit_s: parsed.burst_limit_s,
     delay_target_s: parsed.delay_target_s ?? parsed.burst_limit_s,
+    e2e_delay_target_s: parsed.e2e_delay_target_s,
     priority: parsed.priority,
     scheme: parsed.scheme,
     marking_threshold_s: parsed.marking_threshold_s,

@@ -178,6 +178,13 @@ export function SliceForm({
               <Field label="Delay target" error={errorFor('delay_target_s', 'delayTargetMs')} hint="Default: the burst limit.">
                 <UnitInput unit="ms" value={values.delayTargetMs} onChange={(e) => set('delayTargetMs', e.target.value)} onBlur={touch('delayTargetMs')} placeholder={values.burstLimitMs} />
               </Field>
+              <Field
+                label="End-to-end delay target"
+                error={errorFor('e2e_delay_target_s', 'e2eDelayTargetMs')}
+                hint="Optional: bounds the sum of the worst-case delays over every link crossed."
+              >
+                <UnitInput unit="ms" value={values.e2eDelayTargetMs} onChange={(e) => set('e2eDelayTargetMs', e.target.value)} onBlur={touch('e2eDelayTargetMs')} />
+              </Field>
               <Field label="Queue scheme" error={errorFor('scheme')}>
                 <select value={values.scheme} onChange={(e) => set('scheme', e.target.value as QueueScheme)}>
                   {SCHEMES.map((s) => (

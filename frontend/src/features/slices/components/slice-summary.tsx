@@ -26,7 +26,9 @@ export function SliceSummary({ slice, health }: { slice: SlicePublic; health: Sl
             {formatDelay(slice.burst_limit_s)} ({Math.round(slice.burst_bytes).toLocaleString('en-US')} bytes)
           </dd>
           <dt>Delay target</dt>
-          <dd>{formatDelay(slice.delay_target_s)}</dd>
+          <dd>{formatDelay(slice.delay_target_s)} per link</dd>
+          <dt>End-to-end target</dt>
+          <dd>{slice.e2e_delay_target_s === null ? 'none' : formatDelay(slice.e2e_delay_target_s)}</dd>
           <dt>Priority</dt>
           <dd>{slice.priority}</dd>
           <dt>Queue scheme</dt>
@@ -87,11 +89,31 @@ export function SliceSummary({ slice, health }: { slice: SlicePublic; health: Sl
               );
             })}
           </tbody>
+          <tfoot>
+            <EndToEndRow total={health?.totalBoundS} target={slice.e2e_delay_target_s} />
+          </tfoot>
         </table>
         <p className="muted small" style={{ marginTop: 8 }}>
-          Under each link's model; the link view compares both models.
+          Under each link's model; the link view compares both models. End to end is the sum of the
+          bounds on every link.
         </p>
       </Card>
     </div>
+  );
+}
+
+/** The sum of the per-link bounds, against the end-to-end target when the slice has one. */
+function EndToEndRow({ total, target }: { total: number | null | undefined; target: number | null }) {
+  const meets = total === undefined || target === null ? undefined : total !== null && total <= target;
+  const slack = total === undefined || target === null ? undefined : total === null ? null : target - total;
+  return (
+    <tr>
+      <th scope="row">End to end</th>
+      <td className="num">{target === null ? 'no target' : `target ${formatDelay(target)}`}</td>
+      <td className="num">
+        <BoundCell bound={total} target={target ?? Infinity} meets={meets} />
+      </td>
+      <td className="num">{target === null ? '—' : <SlackCell slack={slack} meets={meets} />}</td>
+    </tr>
   );
 }

@@ -9,6 +9,8 @@ export interface SliceHealth {
   slackS: number | null | undefined;
   /** Largest worst-case delay over its links (null: unbounded). */
   worstBoundS: number | null | undefined;
+  /** Sum of the worst-case delays over its links, the end-to-end bound (null: unbounded). */
+  totalBoundS: number | null | undefined;
   perLink: Map<number, SliceBound | undefined>;
 }
 
@@ -20,12 +22,14 @@ export function healthOf(
   let status: SliceHealth['status'] = 'ok';
   let slack: number | null | undefined;
   let worst: number | null | undefined;
+  let total: number | null | undefined = 0;
   for (const linkId of slice.link_ids) {
     const analysis = analyses.get(linkId);
     const bound = analysis?.slices.find((b) => b.name === slice.name);
     perLink.set(linkId, bound);
     if (!bound) {
       if (status !== 'bad') status = 'unknown';
+      if (total !== null) total = undefined;
       continue;
     }
     if (!bound.meets_target) status = 'bad';
@@ -33,8 +37,10 @@ export function healthOf(
     else slack = slack === undefined ? bound.slack_s : Math.min(slack, bound.slack_s);
     if (bound.worst_case_delay_s === null || worst === null) worst = null;
     else worst = worst === undefined ? bound.worst_case_delay_s : Math.max(worst, bound.worst_case_delay_s);
+    if (bound.worst_case_delay_s === null) total = null;
+    else if (total !== null && total !== undefined) total += bound.worst_case_delay_s;
   }
-  return { status, slackS: slack, worstBoundS: worst, perLink };
+  return { status, slackS: slack, worstBoundS: worst, totalBoundS: total, perLink };
 }
 
 /** The analytical bounds of one slice on each of its links, from the links' analyses. */
