@@ -18,6 +18,7 @@ INCLUDE = [
     "sliceportal.controlplane.tasks",
     "sliceportal.telemetry.tasks",
     "sliceportal.alerts.tasks",
+    "sliceportal.reporting.tasks",
 ]
 
 

@@ -44,3 +44,10 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "options": {"expires": 60.0},
     },
 }
+
+if _settings.report_webhook_urls:
+    BEAT_SCHEDULE["deliver-capacity-reports"] = {
+        "task": "sliceportal.reporting.tasks.schedule_reports",
+        "schedule": _settings.report_interval_s,
+        "options": {"expires": _settings.report_interval_s},
+    }

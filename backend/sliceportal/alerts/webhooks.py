@@ -24,15 +24,24 @@ class WebhookError(Exception):
         self.transient = transient
 
 
-def post_event(url: str, document: dict[str, Any], delivery_id: int, timeout_s: float) -> None:
-    """POST ``document`` as JSON; raise WebhookError unless the receiver answered 2xx/3xx."""
+def post_event(
+    url: str,
+    document: dict[str, Any],
+    delivery_id: int | str,
+    timeout_s: float,
+    *,
+    user_agent: str = "sliceportal-alerts",
+) -> None:
+    """POST ``document`` as JSON; raise WebhookError unless the receiver answered 2xx/3xx.
+
+    Reports are delivered the same way (`sliceportal.reporting.tasks`), with their own agent."""
     request = urllib.request.Request(
         url,
         data=json.dumps(document).encode(),
         method="POST",
         headers={
             "Content-Type": "application/json",
-            "User-Agent": "sliceportal-alerts",
+            "User-Agent": user_agent,
             "X-Sliceportal-Delivery": str(delivery_id),
         },
     )

@@ -9,6 +9,7 @@ from sliceportal.api.routes import (
     health,
     links,
     login,
+    reports,
     slices,
     stream,
     switches,
@@ -29,6 +30,7 @@ for module in (
     alerts,
     stream,
     analysis,
+    reports,
     changes,
     health,
 ):

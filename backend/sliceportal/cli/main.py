@@ -12,7 +12,16 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeAlias, cast
 
 from sliceportal import __version__
-from sliceportal.cli import CliError, accounts, analysis, experiment, poller, serve, switch
+from sliceportal.cli import (
+    CliError,
+    accounts,
+    analysis,
+    experiment,
+    poller,
+    report,
+    serve,
+    switch,
+)
 from sliceportal.domain import SpecError
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -24,6 +33,7 @@ REGISTRARS: tuple[Callable[[Subparsers], None], ...] = (
     switch.register,
     experiment.register,
     poller.register,
+    report.register,
 )
 
 

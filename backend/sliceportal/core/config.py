@@ -72,6 +72,11 @@ class Settings(BaseSettings):
     alert_delay_percentile: Literal[50, 95, 99] = 99
     alert_webhook_urls: list[str] = []
     alert_webhook_timeout_s: float = Field(default=5.0, gt=0)
+    report_webhook_urls: list[str] = []
+    """Where beat delivers the network's capacity planning report (JSON); none: not scheduled."""
+    report_interval_s: float = Field(default=86400.0, ge=60)
+    report_growth_percent: float = Field(default=5.0, ge=0, le=1000)
+    report_horizon_months: int = Field(default=24, ge=1, le=120)
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:

@@ -559,6 +559,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/reports/network": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Network Report
+         * @description Every link and slice: bounds under both models, minimum capacities per priority plan,
+         *     headroom, growth, measured against declared, and recommendations.
+         */
+        get: operations["reports-read_network_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/switches/{switch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Switch Report
+         * @description The report for the links of one switch and the slices crossing them (their end-to-end
+         *     bounds and headroom still account for every link they cross).
+         */
+        get: operations["reports-read_switch_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/links/{link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Link Report
+         * @description The report for one link and the slices crossing it.
+         */
+        get: operations["reports-read_link_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/changes": {
         parameters: {
             query?: never;
@@ -637,6 +699,29 @@ export interface components {
             token_type?: string;
             /** Expires In */
             expires_in: number;
+        };
+        /**
+         * Action
+         * @description What a recommendation asks for, as data (the UI and the CSV use it).
+         */
+        Action: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "raise-capacity" | "move-slice" | "cap-burst" | "lower-rate" | "investigate" | "none";
+            /** Link */
+            link?: string | null;
+            /** Slice */
+            slice?: string | null;
+            /** Capacity Bps */
+            capacity_bps?: number | null;
+            /** Priority */
+            priority?: number | null;
+            /** Burst Bytes */
+            burst_bytes?: number | null;
+            /** Rate Bps */
+            rate_bps?: number | null;
         };
         /** AlertPublic */
         AlertPublic: {
@@ -733,6 +818,20 @@ export interface components {
             /** Revoked At */
             revoked_at: string | null;
         };
+        /**
+         * BestPlan
+         * @description The least capacity at which the priority planner finds a feasible plan, and that plan.
+         */
+        BestPlan: {
+            /** Capacity Bps */
+            capacity_bps: number | null;
+            /** Priorities */
+            priorities: {
+                [key: string]: number;
+            } | null;
+            /** Exhaustive */
+            exhaustive: boolean;
+        };
         /** Body_login-login_access_token */
         "Body_login-login_access_token": {
             /** Grant Type */
@@ -790,6 +889,15 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        /**
+         * DelayCurves
+         * @description Each slice's worst-case delay against capacity (the paper's Fig. 15), per model.
+         */
+        DelayCurves: {
+            /** Capacity Bps */
+            capacity_bps: number[];
+            bound_s: components["schemas"]["PerModel_dict_str__list_Union_float__NoneType____"];
+        };
         /** DpSidPublic */
         DpSidPublic: {
             /** Switch Id */
@@ -798,14 +906,73 @@ export interface components {
             dp_sid: number;
         };
         /**
+         * EndToEnd
+         * @description A slice's end-to-end bound: the sum of its per-hop bounds (domain.endtoend).
+         */
+        EndToEnd: {
+            /** Total S */
+            total_s: number | null;
+            /** Target S */
+            target_s: number | null;
+            /** Meets Target */
+            meets_target: boolean;
+            /** Slack S */
+            slack_s: number | null;
+            /** Worst Hop */
+            worst_hop: string | null;
+        };
+        /**
          * EntityType
          * @enum {string}
          */
         EntityType: "switch" | "link" | "slice" | "user" | "api_token" | "alert";
+        /** Finding */
+        Finding: {
+            /**
+             * Severity
+             * @enum {string}
+             */
+            severity: "critical" | "warning" | "info";
+            /** Subject */
+            subject: string;
+            /** Finding */
+            finding: string;
+            /** Recommendation */
+            recommendation: string;
+            action: components["schemas"]["Action"];
+        };
+        /**
+         * Growth
+         * @description What happens when every rate on the link grows by the report's monthly percentage
+         *     (bursts grow with their rates: burst limits are times).
+         */
+        Growth: {
+            /** Months Until Inadmissible */
+            months_until_inadmissible: number | null;
+            /** Rate Factor Limit */
+            rate_factor_limit: number | null;
+            /** Capacity At Horizon Bps */
+            capacity_at_horizon_bps: number | null;
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
+        };
+        /**
+         * Headroom
+         * @description How much more a slice could send before some slice on some link it crosses (itself
+         *     included) misses a per-hop or end-to-end target, each link under its own model.
+         */
+        Headroom: {
+            /** Rate Bps */
+            rate_bps: number | null;
+            /** Burst Bytes */
+            burst_bytes: number | null;
+            /** Rate Limited By */
+            rate_limited_by: string | null;
+            /** Burst Limited By */
+            burst_limited_by: string | null;
         };
         /** LinkCreate */
         LinkCreate: {
@@ -868,6 +1035,59 @@ export interface components {
              */
             updated_at: string;
         };
+        /** LinkReport */
+        LinkReport: {
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Switch */
+            switch: string;
+            /** Capacity Bps */
+            capacity_bps: number;
+            /**
+             * Model
+             * @enum {string}
+             */
+            model: "harkous" | "netcalc";
+            /** Queue Count */
+            queue_count: number;
+            /** Mtu Bytes */
+            mtu_bytes: number;
+            /** Total Rate Bps */
+            total_rate_bps: number;
+            /** Utilisation */
+            utilisation: number;
+            admissible: components["schemas"]["PerModel_bool_"];
+            /** Slices */
+            slices: components["schemas"]["LinkSliceRow"][];
+            min_capacity_bps: components["schemas"]["MinCapacities"];
+            /** Capacity Margin Bps */
+            capacity_margin_bps: number | null;
+            curves: components["schemas"]["DelayCurves"];
+            growth: components["schemas"]["Growth"];
+        };
+        /**
+         * LinkSliceRow
+         * @description One slice on one link: its per-hop bound under both models against its per-hop target.
+         */
+        LinkSliceRow: {
+            /** Slice Id */
+            slice_id: number;
+            /** Name */
+            name: string;
+            /** Priority */
+            priority: number;
+            /** Rate Bps */
+            rate_bps: number;
+            /** Burst Bytes */
+            burst_bytes: number;
+            /** Delay Target S */
+            delay_target_s: number;
+            bound_s: components["schemas"]["PerModel_Union_float__NoneType__"];
+            slack_s: components["schemas"]["PerModel_Union_float__NoneType__"];
+            meets_target: components["schemas"]["PerModel_bool_"];
+        };
         /**
          * LinkUpdate
          * @description The switch of a link cannot change: delete and recreate it instead.
@@ -887,10 +1107,46 @@ export interface components {
             /** Mtu Bytes */
             mtu_bytes?: number | null;
         };
+        /**
+         * Measured
+         * @description What the switches measured for a slice over the telemetry window, against what it
+         *     declared and what was bounded.
+         */
+        Measured: {
+            /** Window S */
+            window_s: number;
+            /** Peak Rate Bps */
+            peak_rate_bps: number;
+            /** Mean Rate Bps */
+            mean_rate_bps: number;
+            /** Delay P50 S */
+            delay_p50_s: number | null;
+            /** Delay P95 S */
+            delay_p95_s: number | null;
+            /** Delay P99 S */
+            delay_p99_s: number | null;
+            /** Delay Max S */
+            delay_max_s: number | null;
+            /** Loss Ratio */
+            loss_ratio: number | null;
+            /** Peak Rate Vs Declared */
+            peak_rate_vs_declared: number;
+            /** Delay Max Vs Bound */
+            delay_max_vs_bound: number | null;
+        };
         /** Message */
         Message: {
             /** Message */
             message: string;
+        };
+        /**
+         * MinCapacities
+         * @description The paper's Table III pattern: what capacity each way of assigning priorities needs.
+         */
+        MinCapacities: {
+            current: components["schemas"]["PerModel_Union_float__NoneType__"];
+            one_level: components["schemas"]["PerModel_Union_float__NoneType__"];
+            best_plan: components["schemas"]["PerModel_BestPlan_"];
         };
         /**
          * Model
@@ -947,11 +1203,79 @@ export interface components {
             /** Count */
             count: number;
         };
+        /** Parameters */
+        Parameters: {
+            /** Growth Percent Per Month */
+            growth_percent_per_month: number;
+            /** Horizon Months */
+            horizon_months: number;
+            /** Telemetry Window S */
+            telemetry_window_s: number | null;
+        };
+        /** PerModel[BestPlan] */
+        PerModel_BestPlan_: {
+            harkous: components["schemas"]["BestPlan"];
+            netcalc: components["schemas"]["BestPlan"];
+        };
+        /** PerModel[EndToEnd] */
+        PerModel_EndToEnd_: {
+            harkous: components["schemas"]["EndToEnd"];
+            netcalc: components["schemas"]["EndToEnd"];
+        };
+        /** PerModel[Union[float, NoneType]] */
+        PerModel_Union_float__NoneType__: {
+            /** Harkous */
+            harkous: number | null;
+            /** Netcalc */
+            netcalc: number | null;
+        };
+        /** PerModel[bool] */
+        PerModel_bool_: {
+            /** Harkous */
+            harkous: boolean;
+            /** Netcalc */
+            netcalc: boolean;
+        };
+        /** PerModel[dict[str, list[Union[float, NoneType]]]] */
+        PerModel_dict_str__list_Union_float__NoneType____: {
+            /** Harkous */
+            harkous: {
+                [key: string]: (number | null)[];
+            };
+            /** Netcalc */
+            netcalc: {
+                [key: string]: (number | null)[];
+            };
+        };
+        /** PerModel[int] */
+        PerModel_int_: {
+            /** Harkous */
+            harkous: number;
+            /** Netcalc */
+            netcalc: number;
+        };
         /**
          * QueueScheme
          * @enum {string}
          */
         QueueScheme: "tail_drop" | "ecn_step";
+        /** Report */
+        Report: {
+            scope: components["schemas"]["Scope"];
+            /**
+             * Generated At
+             * Format: date-time
+             */
+            generated_at: string;
+            parameters: components["schemas"]["Parameters"];
+            summary: components["schemas"]["Summary"];
+            /** Findings */
+            findings: components["schemas"]["Finding"][];
+            /** Links */
+            links: components["schemas"]["LinkReport"][];
+            /** Slices */
+            slices: components["schemas"]["SliceReport"][];
+        };
         /**
          * Role
          * @description What a user may do; each role includes the ones before it.
@@ -964,6 +1288,18 @@ export interface components {
          * @enum {string}
          */
         Rule: "delay" | "throughput" | "loss" | "marks" | "delay_bound";
+        /** Scope */
+        Scope: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "network" | "switch" | "link";
+            /** Id */
+            id: number | null;
+            /** Name */
+            name: string;
+        };
         /**
          * Sla
          * @description SLA targets the alerts check; in an update, `sla` replaces the whole object.
@@ -1013,6 +1349,11 @@ export interface components {
              */
             delay_target_s?: number | null;
             /**
+             * E2E Delay Target S
+             * @description seconds; bound on the sum of the slice's worst-case delays over every link it crosses (null: none)
+             */
+            e2e_delay_target_s?: number | null;
+            /**
              * Priority
              * @description 7 is the highest
              */
@@ -1055,6 +1396,11 @@ export interface components {
             burst_bytes: number;
             /** Delay Target S */
             delay_target_s: number;
+            /**
+             * E2E Delay Target S
+             * @description seconds; bound on the sum of the slice's worst-case delays over every link it crosses (null: none)
+             */
+            e2e_delay_target_s: number | null;
             /** Priority */
             priority: number;
             scheme: components["schemas"]["QueueScheme"];
@@ -1084,6 +1430,30 @@ export interface components {
              */
             updated_at: string;
         };
+        /** SliceReport */
+        SliceReport: {
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Priority */
+            priority: number;
+            /** Rate Bps */
+            rate_bps: number;
+            /** Burst Limit S */
+            burst_limit_s: number;
+            /** Burst Bytes */
+            burst_bytes: number;
+            /** Delay Target S */
+            delay_target_s: number;
+            /** E2E Delay Target S */
+            e2e_delay_target_s: number | null;
+            /** Links */
+            links: string[];
+            e2e: components["schemas"]["PerModel_EndToEnd_"];
+            headroom: components["schemas"]["Headroom"];
+            measured: components["schemas"]["Measured"] | null;
+        };
         /**
          * SliceState
          * @description pending -> deploying -> active, or failed; the API sets new and changed slices pending.
@@ -1108,6 +1478,11 @@ export interface components {
             burst_bytes?: number | null;
             /** Delay Target S */
             delay_target_s?: number | null;
+            /**
+             * E2E Delay Target S
+             * @description seconds; bound on the sum of the slice's worst-case delays over every link it crosses (null: none)
+             */
+            e2e_delay_target_s?: number | null;
             /** Priority */
             priority?: number | null;
             scheme?: components["schemas"]["QueueScheme"] | null;
@@ -1131,6 +1506,21 @@ export interface components {
              * @description seconds the ticket may open streams
              */
             expires_in: number;
+        };
+        /** Summary */
+        Summary: {
+            /** Links */
+            links: number;
+            /** Slices */
+            slices: number;
+            inadmissible_links: components["schemas"]["PerModel_int_"];
+            e2e_violations: components["schemas"]["PerModel_int_"];
+            /** Findings */
+            findings: {
+                [key: string]: number;
+            };
+            /** Tightest Link */
+            tightest_link: string | null;
         };
         /** SwitchCreate */
         SwitchCreate: {
@@ -1477,21 +1867,32 @@ export interface components {
     pathItems: never;
 }
 export type AccessToken = components['schemas']['AccessToken'];
+export type Action = components['schemas']['Action'];
 export type AlertPublic = components['schemas']['AlertPublic'];
 export type AlertState = components['schemas']['AlertState'];
 export type ApiTokenCreate = components['schemas']['ApiTokenCreate'];
 export type ApiTokenCreated = components['schemas']['ApiTokenCreated'];
 export type ApiTokenPublic = components['schemas']['ApiTokenPublic'];
+export type BestPlan = components['schemas']['BestPlan'];
 export type BodyLoginLoginAccessToken = components['schemas']['Body_login-login_access_token'];
 export type ChangeAction = components['schemas']['ChangeAction'];
 export type ChangePublic = components['schemas']['ChangePublic'];
+export type DelayCurves = components['schemas']['DelayCurves'];
 export type DpSidPublic = components['schemas']['DpSidPublic'];
+export type EndToEnd = components['schemas']['EndToEnd'];
 export type EntityType = components['schemas']['EntityType'];
+export type Finding = components['schemas']['Finding'];
+export type Growth = components['schemas']['Growth'];
 export type HttpValidationError = components['schemas']['HTTPValidationError'];
+export type Headroom = components['schemas']['Headroom'];
 export type LinkCreate = components['schemas']['LinkCreate'];
 export type LinkPublic = components['schemas']['LinkPublic'];
+export type LinkReport = components['schemas']['LinkReport'];
+export type LinkSliceRow = components['schemas']['LinkSliceRow'];
 export type LinkUpdate = components['schemas']['LinkUpdate'];
+export type Measured = components['schemas']['Measured'];
 export type Message = components['schemas']['Message'];
+export type MinCapacities = components['schemas']['MinCapacities'];
 export type Model = components['schemas']['Model'];
 export type PageAlertPublic = components['schemas']['Page_AlertPublic_'];
 export type PageApiTokenPublic = components['schemas']['Page_ApiTokenPublic_'];
@@ -1500,15 +1901,26 @@ export type PageLinkPublic = components['schemas']['Page_LinkPublic_'];
 export type PageSlicePublic = components['schemas']['Page_SlicePublic_'];
 export type PageSwitchPublic = components['schemas']['Page_SwitchPublic_'];
 export type PageUserPublic = components['schemas']['Page_UserPublic_'];
+export type Parameters = components['schemas']['Parameters'];
+export type PerModelBestPlan = components['schemas']['PerModel_BestPlan_'];
+export type PerModelEndToEnd = components['schemas']['PerModel_EndToEnd_'];
+export type PerModelUnionFloatNoneType = components['schemas']['PerModel_Union_float__NoneType__'];
+export type PerModelBool = components['schemas']['PerModel_bool_'];
+export type PerModelDictStrListUnionFloatNoneType = components['schemas']['PerModel_dict_str__list_Union_float__NoneType____'];
+export type PerModelInt = components['schemas']['PerModel_int_'];
 export type QueueScheme = components['schemas']['QueueScheme'];
+export type Report = components['schemas']['Report'];
 export type Role = components['schemas']['Role'];
 export type Rule = components['schemas']['Rule'];
+export type Scope = components['schemas']['Scope'];
 export type Sla = components['schemas']['Sla'];
 export type SliceCreate = components['schemas']['SliceCreate'];
 export type SlicePublic = components['schemas']['SlicePublic'];
+export type SliceReport = components['schemas']['SliceReport'];
 export type SliceState = components['schemas']['SliceState'];
 export type SliceUpdate = components['schemas']['SliceUpdate'];
 export type StreamTicket = components['schemas']['StreamTicket'];
+export type Summary = components['schemas']['Summary'];
 export type SwitchCreate = components['schemas']['SwitchCreate'];
 export type SwitchKind = components['schemas']['SwitchKind'];
 export type SwitchPublic = components['schemas']['SwitchPublic'];
@@ -2835,6 +3247,136 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    "reports-read_network_report": {
+        parameters: {
+            query?: {
+                /** @description rate growth, percent per month */
+                growth_percent?: number;
+                /** @description growth horizon, months */
+                horizon_months?: number;
+                /** @description seconds of telemetry to compare with the declarations; 0 leaves it out */
+                telemetry_window_s?: number;
+                /** @description json, csv (one table) or pdf */
+                format?: "json" | "csv" | "pdf";
+                /** @description the table a csv gives */
+                table?: "links" | "link_slices" | "slices" | "findings";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report in the requested format. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                    "text/csv": string;
+                    "application/pdf": string;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    "reports-read_switch_report": {
+        parameters: {
+            query?: {
+                /** @description rate growth, percent per month */
+                growth_percent?: number;
+                /** @description growth horizon, months */
+                horizon_months?: number;
+                /** @description seconds of telemetry to compare with the declarations; 0 leaves it out */
+                telemetry_window_s?: number;
+                /** @description json, csv (one table) or pdf */
+                format?: "json" | "csv" | "pdf";
+                /** @description the table a csv gives */
+                table?: "links" | "link_slices" | "slices" | "findings";
+            };
+            header?: never;
+            path: {
+                switch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report in the requested format. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                    "text/csv": string;
+                    "application/pdf": string;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    "reports-read_link_report": {
+        parameters: {
+            query?: {
+                /** @description rate growth, percent per month */
+                growth_percent?: number;
+                /** @description growth horizon, months */
+                horizon_months?: number;
+                /** @description seconds of telemetry to compare with the declarations; 0 leaves it out */
+                telemetry_window_s?: number;
+                /** @description json, csv (one table) or pdf */
+                format?: "json" | "csv" | "pdf";
+                /** @description the table a csv gives */
+                table?: "links" | "link_slices" | "slices" | "findings";
+            };
+            header?: never;
+            path: {
+                link_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report in the requested format. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                    "text/csv": string;
+                    "application/pdf": string;
                 };
             };
             /** @description Validation Error */

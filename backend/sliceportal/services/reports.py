@@ -1,0 +1,216 @@
+"""Capacity planning reports from what is stored: the network as the analytics sees it, the
+scope the report covers, and what telemetry measured over a window.
+
+Everything is read in one transaction (a consistent snapshot) with a handful of queries; the
+report itself is the pure `sliceportal.domain.reports.build_report`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from sliceportal.db.models import Link, Slice, SliceLink, Switch, TelemetrySample
+from sliceportal.domain import p4constants as c
+from sliceportal.domain.reports import (
+    MeasuredSlice,
+    Network,
+    NetworkLink,
+    NetworkSlice,
+    Report,
+    build_report,
+)
+from sliceportal.domain.telemetry import COLUMNS, LOWER_S, NO_BUCKET, REPORTED_S, batch_metrics
+from sliceportal.services.errors import InvalidFieldError, NotFoundError
+
+ScopeKind = Literal["network", "switch", "link"]
+
+MAX_GROWTH_PERCENT = 1000.0
+MAX_HORIZON_MONTHS = 120
+MAX_WINDOW_S = 31 * 86400.0
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """What a caller (API, CLI, the scheduled task) asks for; validated by :func:`check`."""
+
+    scope: ScopeKind
+    scope_id: int | None = None
+    growth_percent_per_month: float = 5.0
+    horizon_months: int = 24
+    telemetry_window_s: float = 3600.0
+    """0 leaves telemetry out."""
+
+    def check(self) -> None:
+        if self.scope != "network" and self.scope_id is None:
+            raise InvalidFieldError(f"a {self.scope} report needs its id", field="scope_id")
+        if not 0 <= self.growth_percent_per_month <= MAX_GROWTH_PERCENT:
+            raise InvalidFieldError(
+                f"must be from 0 to {MAX_GROWTH_PERCENT:g}", field="growth_percent"
+            )
+        if not 1 <= self.horizon_months <= MAX_HORIZON_MONTHS:
+            raise InvalidFieldError(
+                f"must be from 1 to {MAX_HORIZON_MONTHS}", field="horizon_months"
+            )
+        if not 0 <= self.telemetry_window_s <= MAX_WINDOW_S:
+            raise InvalidFieldError(
+                f"must be from 0 to {MAX_WINDOW_S:g} seconds", field="telemetry_window_s"
+            )
+
+
+def load_network(session: Session) -> Network:
+    """Every link and slice, as the analytics sees them (three queries)."""
+    link_rows = session.execute(
+        sa.select(Link, Switch.name).join(Switch, Switch.id == Link.switch_id).order_by(Link.id)
+    ).all()
+    links = tuple(
+        NetworkLink(
+            id=link.id,
+            name=f"{switch_name}/{link.name}",
+            switch=switch_name,
+            capacity_bps=link.capacity_bps,
+            model=link.model,
+            queue_count=link.queue_count,
+            mtu_bytes=link.mtu_bytes,
+        )
+        for link, switch_name in link_rows
+    )
+    crossed: dict[int, list[int]] = defaultdict(list)
+    for slice_id, link_id in session.execute(
+        sa.select(SliceLink.slice_id, SliceLink.link_id).order_by(SliceLink.link_id)
+    ):
+        crossed[slice_id].append(link_id)
+    slices = tuple(
+        NetworkSlice(
+            id=row.id,
+            name=row.name,
+            rate_bps=row.rate_bps,
+            burst_limit_s=row.burst_limit_s,
+            delay_target_s=row.delay_target_s,
+            e2e_delay_target_s=row.e2e_delay_target_s,
+            priority=row.priority,
+            max_packet_bytes=row.max_packet_bytes,
+            link_ids=tuple(crossed[row.id]),
+        )
+        for row in session.scalars(sa.select(Slice).order_by(Slice.id))
+    )
+    return Network(links=links, slices=slices)
+
+
+def _scope(session: Session, request: ReportRequest, network: Network) -> tuple[str, set[int]]:
+    """The scope's name and the links it covers; 404 when the switch or link is gone."""
+    if request.scope == "network":
+        return "network", {link.id for link in network.links}
+    if request.scope == "switch":
+        name = session.scalar(sa.select(Switch.name).where(Switch.id == request.scope_id))
+        if name is None:
+            raise NotFoundError(f"switch {request.scope_id} does not exist")
+        return name, {link.id for link in network.links if link.switch == name}
+    for link in network.links:
+        if link.id == request.scope_id:
+            return link.name, {link.id}
+    raise NotFoundError(f"link {request.scope_id} does not exist")
+
+
+_samples = TelemetrySample.__table__
+_PAIRS = COLUMNS[: -2 * c.HIST_BUCKETS]
+_OFFERED = ("forwarded", "vq_dropped", "real_dropped")
+"""What a slice offered: the packets forwarded and those either queue dropped."""
+
+
+def _hist_sums(name: str) -> list[sa.ColumnElement[int]]:
+    column = _samples.c[name]
+    return [sa.cast(sa.func.sum(column[i]), sa.BigInteger) for i in range(1, c.HIST_BUCKETS + 1)]
+
+
+def _offered_packets(counts: np.ndarray[tuple[int], np.dtype[np.int64]]) -> int:
+    return sum(int(counts[COLUMNS.index(f"{name}_packets")]) for name in _OFFERED)
+
+
+def measured_slices(
+    session: Session, slice_ids: set[int], start: dt.datetime, end: dt.datetime
+) -> dict[int, MeasuredSlice]:
+    """What the switches counted for each slice with ``start < t <= end``, in one query.
+
+    Counts are summed per slice and switch; the rate of a slice is the largest over the
+    switches it crosses (each sees the slice's whole traffic, minus what earlier hops
+    dropped), and its delays pool the real-queue histograms of all its hops, so the maximum
+    is the largest delay of any hop (compared with the largest per-hop bound).
+    """
+    if not slice_ids:
+        return {}
+    throughput = _samples.c.forwarded_bytes * 8.0 / _samples.c.interval_s
+    query = (
+        sa.select(
+            _samples.c.slice_id,
+            sa.func.sum(_samples.c.interval_s),
+            sa.func.max(throughput),
+            *(sa.cast(sa.func.sum(_samples.c[name]), sa.BigInteger) for name in _PAIRS),
+            *_hist_sums("vq_hist"),
+            *_hist_sums("rq_hist"),
+        )
+        .where(
+            _samples.c.slice_id.in_(slice_ids),
+            _samples.c.t > start,
+            _samples.c.t <= end,
+            _samples.c.interval_s > 0,
+        )
+        .group_by(_samples.c.slice_id, _samples.c.switch_id)
+    )
+    rows = session.execute(query).all()
+    per_slice: dict[int, list[tuple[float, float, list[int]]]] = defaultdict(list)
+    for slice_id, interval, peak, *cells in rows:
+        per_slice[slice_id].append((float(interval), float(peak), [int(v) for v in cells]))
+    found: dict[int, MeasuredSlice] = {}
+    window_s = (end - start).total_seconds()
+    for slice_id, hops in per_slice.items():
+        counts = np.array([np.sum([hop[2] for hop in hops], axis=0)], dtype=np.int64)
+        metrics = batch_metrics(counts, np.array([max(hop[0] for hop in hops)]))
+        p50, p95, p99, top = (int(b) for b in metrics.rq_buckets[0])
+        mean = max(
+            hop[2][COLUMNS.index("forwarded_bytes")] * 8.0 / hop[0] for hop in hops if hop[0]
+        )
+        found[slice_id] = MeasuredSlice(
+            window_s=window_s,
+            peak_rate_bps=max(hop[1] for hop in hops),
+            mean_rate_bps=mean,
+            delay_p50_s=None if p50 == NO_BUCKET else float(REPORTED_S[p50]),
+            delay_p95_s=None if p95 == NO_BUCKET else float(REPORTED_S[p95]),
+            delay_p99_s=None if p99 == NO_BUCKET else float(REPORTED_S[p99]),
+            delay_max_s=None if top == NO_BUCKET else float(LOWER_S[top]),
+            loss_ratio=float(metrics.drop_ratio[0]) if _offered_packets(counts[0]) else None,
+        )
+    return found
+
+
+def network_report(
+    session: Session, request: ReportRequest, *, now: dt.datetime | None = None
+) -> Report:
+    """The report ``request`` asks for, from one consistent snapshot of the database."""
+    request.check()
+    now = now or dt.datetime.now(dt.UTC)
+    network = load_network(session)
+    scope_name, link_ids = _scope(session, request, network)
+    measured = None
+    window = request.telemetry_window_s or None
+    if window is not None:
+        in_scope = {s.id for s in network.slices if link_ids.intersection(s.link_ids)}
+        measured = measured_slices(session, in_scope, now - dt.timedelta(seconds=window), now)
+    return build_report(
+        network,
+        request.scope,
+        request.scope_id,
+        scope_name,
+        link_ids,
+        generated_at=now,
+        growth_percent_per_month=request.growth_percent_per_month,
+        horizon_months=request.horizon_months,
+        measured=measured,
+        telemetry_window_s=window,
+    )

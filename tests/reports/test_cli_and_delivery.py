@@ -1,0 +1,111 @@
+"""`sliceportal report` as a user runs it (the installed command, on the test database), and the
+scheduled delivery through a real Celery worker to a real local webhook."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from sliceportal.api.schemas.reports import Report
+from sliceportal.core.config import Settings
+from sliceportal.reporting import tasks
+from utils import factories
+from utils.factories import MBIT
+from utils.webhooks import celery_worker, receiver
+
+COMMAND = str(Path(sys.executable).parent / "sliceportal")
+
+
+@pytest.fixture(scope="module")
+def link(client: TestClient, operator_headers: dict[str, str]) -> dict[str, Any]:
+    switch = factories.create(client, "switches", operator_headers, factories.switch_body())
+    link: dict[str, Any] = factories.create(
+        client, "links", operator_headers, factories.link_body(switch["id"], capacity_bps=50 * MBIT)
+    )
+    for priority in (7, 6):
+        body = factories.slice_body([link["id"]], rate_bps=10 * MBIT, priority=priority)
+        factories.create(client, "slices", operator_headers, body)
+    return link | {"switch_name": switch["name"]}
+
+
+def _run(settings: Settings, *args: str) -> subprocess.CompletedProcess[bytes]:
+    env = os.environ | {"DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}
+    return subprocess.run([COMMAND, "report", *args], env=env, capture_output=True, timeout=120)
+
+
+def test_the_cli_prints_the_report_the_api_serves(
+    client: TestClient,
+    viewer_headers: dict[str, str],
+    settings: Settings,
+    link: dict[str, Any],
+) -> None:
+    done = _run(settings, "link", f"{link['switch_name']}/{link['name']}", "--window", "0")
+    assert done.returncode == 0, done.stderr
+    from_cli = Report.model_validate(json.loads(done.stdout))
+    from_api = Report.model_validate(
+        client.get(
+            f"/api/v1/reports/links/{link['id']}",
+            headers=viewer_headers,
+            params={"telemetry_window_s": 0},
+        ).json()
+    )
+    assert from_cli.model_dump(exclude={"generated_at"}) == from_api.model_dump(
+        exclude={"generated_at"}
+    )
+
+
+def test_the_cli_writes_a_pdf_and_a_csv(
+    settings: Settings, link: dict[str, Any], tmp_path: Path
+) -> None:
+    pdf = tmp_path / "link.pdf"
+    done = _run(settings, "link", str(link["id"]), "--format", "pdf", "--out", str(pdf))
+    assert done.returncode == 0, done.stderr
+    assert pdf.read_bytes().startswith(b"%PDF")
+    done = _run(settings, "link", str(link["id"]), "--format", "csv", "--table", "links")
+    assert done.returncode == 0, done.stderr
+    header, row = done.stdout.decode().splitlines()[:2]
+    assert "capacity_bps" in header and link["name"] in row
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("switch", "no-such-switch"), "switch 'no-such-switch' does not exist"),
+        (("link", "eth0"), "name the link as SWITCH/LINK or by id"),
+        (("switch",), "name the switch"),
+        (("network", "--growth", "-3"), "--growth must be from 0 to 1000"),
+    ],
+)
+def test_cli_errors_are_one_line_and_exit_2(
+    settings: Settings, args: tuple[str, ...], message: str
+) -> None:
+    done = _run(settings, *args)
+    assert done.returncode == 2
+    lines = done.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+
+
+def test_the_scheduled_report_reaches_the_webhook_after_a_failure(
+    settings: Settings, link: dict[str, Any]
+) -> None:
+    with receiver([503]) as (url, received):
+        with celery_worker(settings, SLICEPORTAL_REPORT_WEBHOOK_URLS=json.dumps([url])):
+            tasks.schedule_reports.delay()
+            deadline = time.monotonic() + 60
+            while len(received) < 2 and time.monotonic() < deadline:
+                time.sleep(0.2)
+    assert len(received) == 2, "the 503 was not retried"
+    first, second = received
+    assert first["headers"]["X-Sliceportal-Delivery"] == second["headers"]["X-Sliceportal-Delivery"]
+    assert second["headers"]["User-Agent"] == tasks.USER_AGENT
+    report = Report.model_validate(second["body"])
+    assert report.scope.kind == "network"
+    assert link["id"] in {section.id for section in report.links}
