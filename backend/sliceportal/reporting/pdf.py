@@ -12,6 +12,7 @@ section per link (the paper's Table III pattern for the capacities), then the sl
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -61,7 +62,10 @@ _PAGE_MARGIN = 16 * mm
 _WIDTH = A4[0] - 2 * _PAGE_MARGIN
 _FIGURE_DPI = 150
 _Y_TOP_TARGETS = 2.5
-"""The delay axis ends at this many times the loosest per-hop target."""
+"""The delay axis ends at this many times the loosest of the levels' tightest targets."""
+_CELL_PADDING = 3
+_LABEL_NAMES = 3
+"""Slices named in a level's legend entry before "+n"."""
 
 
 def _register_fonts() -> None:
@@ -110,6 +114,14 @@ def _yes(value: bool) -> str:
     return "yes" if value else "NO"
 
 
+def _cell(text: str, width: float) -> str | Paragraph:
+    """Cells that fit their column as plain strings (thousands of Paragraphs make long tables
+    slow to lay out); the others as Paragraphs, which wrap."""
+    if pdfmetrics.stringWidth(text, _FONT, _CELL.fontSize) <= width - 2 * _CELL_PADDING:
+        return text
+    return Paragraph(_esc(text), _CELL)
+
+
 def _table(
     header: Sequence[str],
     rows: Sequence[Sequence[str]],
@@ -119,12 +131,12 @@ def _table(
 ) -> Table:
     """A ruled table whose header repeats on every page; ``misses`` (row, column) print red."""
     red = set(misses)
-    data = [[Paragraph(_esc(h), _CELL_BOLD) for h in header]]
+    data: list[list[str | Paragraph]] = [[Paragraph(_esc(h), _CELL_BOLD) for h in header]]
     data += [
         [
             Paragraph(f'<font color="{_MISS_HEX}">{_esc(cell)}</font>', _CELL_BOLD)
             if (r, c) in red
-            else Paragraph(_esc(cell), _CELL)
+            else _cell(cell, widths[c] * _WIDTH)
             for c, cell in enumerate(row)
         ]
         for r, row in enumerate(rows)
@@ -134,11 +146,14 @@ def _table(
         TableStyle(
             [
                 ("BACKGROUND", (0, 0), (-1, 0), _HEAD_FILL),
+                ("FONTNAME", (0, 1), (-1, -1), _FONT),
+                ("FONTSIZE", (0, 1), (-1, -1), _CELL.fontSize),
+                ("TEXTCOLOR", (0, 1), (-1, -1), _INK),
                 ("LINEBELOW", (0, 0), (-1, 0), 0.6, _RULE),
                 ("LINEBELOW", (0, 1), (-1, -1), 0.25, _RULE),
                 ("VALIGN", (0, 0), (-1, -1), "TOP"),
-                ("LEFTPADDING", (0, 0), (-1, -1), 3),
-                ("RIGHTPADDING", (0, 0), (-1, -1), 3),
+                ("LEFTPADDING", (0, 0), (-1, -1), _CELL_PADDING),
+                ("RIGHTPADDING", (0, 0), (-1, -1), _CELL_PADDING),
                 ("TOPPADDING", (0, 0), (-1, -1), 2),
                 ("BOTTOMPADDING", (0, 0), (-1, -1), 2),
             ]
@@ -242,39 +257,52 @@ def _findings(findings: Sequence[Finding]) -> list[Flowable]:
     return out
 
 
+def _level_label(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:_LABEL_NAMES])
+    more = len(names) - _LABEL_NAMES
+    return f"{shown} +{more}" if more > 0 else shown
+
+
 def _curves_figure(link: LinkReport) -> Image | None:
-    """Each slice's bound against capacity, one panel per model, the link's capacity marked."""
+    """The bound against capacity, one panel per model, the link's capacity marked.
+
+    Both models give every slice of a priority level the same bound, so one curve per level
+    (named by its slices) carries all of them, with the level's tightest target dotted.
+    """
     curves = link.curves
     if not curves.capacity_bps or not link.slices:
         return None
+    levels: dict[int, list[str]] = {}
+    tightest: dict[int, float] = {}
+    for row in sorted(link.slices, key=lambda r: r.name):
+        levels.setdefault(row.priority, []).append(row.name)
+        tightest[row.priority] = min(tightest.get(row.priority, math.inf), row.delay_target_s)
     figure = Figure(figsize=(7.2, 2.5), dpi=_FIGURE_DPI, layout="constrained")
     axes = figure.subplots(1, 2, sharey=True)
     capacities = [c / 1e6 for c in curves.capacity_bps]
-    targets = {row.name: row.delay_target_s for row in link.slices}
     for ax, model in zip(axes, ("harkous", "netcalc"), strict=True):
         per_slice: dict[str, list[float | None]] = getattr(curves.bound_s, model)
-        for index, (name, bounds) in enumerate(sorted(per_slice.items())):
+        for index, priority in enumerate(sorted(levels, reverse=True)):
+            names = levels[priority]
             colour = f"C{index % 10}"
-            ys = [float("nan") if b is None else b * 1e3 for b in bounds]
-            ax.plot(capacities, ys, color=colour, linewidth=1.4, label=name)
-            ax.axhline(targets[name] * 1e3, color=colour, linewidth=0.8, linestyle=":")
+            ys = [math.nan if b is None else b * 1e3 for b in per_slice[names[0]]]
+            label = f"P{priority}: {_level_label(names)}"
+            ax.plot(capacities, ys, color=colour, linewidth=1.4, label=label)
+            ax.axhline(tightest[priority] * 1e3, color=colour, linewidth=0.8, linestyle=":")
         ax.axvline(link.capacity_bps / 1e6, color="#444", linewidth=1, linestyle="--")
-        ax.set_title(f"{model}", fontsize=9, color=_MODEL_COLOUR[model])
+        ax.set_title(model, fontsize=9, color=_MODEL_COLOUR[model])
         ax.set_xlabel("capacity (Mbit/s)", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("worst-case delay (ms)", fontsize=8)
     # Near the knee (capacity close to the rates) bounds shoot up; show up to a few times the
     # targets, where the decisions are, rather than squashing every curve to the axis.
-    top_ms = _Y_TOP_TARGETS * max(targets.values()) * 1e3
-    axes[0].set_ylim(0, top_ms)
-    if len(targets) <= 8:
-        axes[1].legend(fontsize=6.5, loc="upper right", frameon=False)
+    axes[0].set_ylim(0, _Y_TOP_TARGETS * max(tightest.values()) * 1e3)
+    axes[1].legend(fontsize=6.5, loc="upper right", frameon=False)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     buffer.seek(0)
-    width = _WIDTH
-    return Image(buffer, width=width, height=width * 2.5 / 7.2)
+    return Image(buffer, width=_WIDTH, height=_WIDTH * 2.5 / 7.2)
 
 
 def _link_section(link: LinkReport) -> list[Flowable]:
@@ -357,11 +385,14 @@ def _link_section(link: LinkReport) -> list[Flowable]:
         out.append(Paragraph(_esc(f"Best plan ({model}, {proof}): {levels}."), _SMALL))
     figure = _curves_figure(link)
     if figure is not None:
-        out += [
-            Paragraph("Worst-case delay against capacity", _H2),
-            figure,
-            Paragraph("Dotted: each slice's per-hop target; dashed: the link's capacity.", _SMALL),
-        ]
+        caption = Paragraph(
+            "One curve per priority level (its slices share the bound); dotted: the "
+            "level's tightest per-hop target; dashed: the link's capacity.",
+            _SMALL,
+        )
+        out.append(
+            KeepTogether([Paragraph("Worst-case delay against capacity", _H2), figure, caption])
+        )
     return out
 
 
@@ -405,7 +436,7 @@ def _slices_section(slices: Sequence[SliceReport]) -> list[Flowable]:
                 "rate limited by",
             ],
             rows,
-            (0.1, 0.13, 0.09, 0.09, 0.09, 0.08, 0.11, 0.09, 0.09, 0.13),
+            (0.1, 0.12, 0.1, 0.1, 0.1, 0.07, 0.11, 0.09, 0.08, 0.13),
             misses=misses,
         )
     )

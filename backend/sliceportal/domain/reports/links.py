@@ -27,6 +27,8 @@ from sliceportal.domain.spec import MAX_RATE_BPS, TOP_PRIORITY, Model
 CURVE_SPAN = 3.0
 """The curves run to this multiple of the larger minimum capacity: far enough past the knee
 that the flat tail shows, near enough that the knee is not squeezed into one step."""
+CURVE_PAST_CAPACITY = 1.2
+"""…and at least this far past the link's capacity, so a lightly loaded link shows where it is."""
 CURVE_START_MARGIN = 1e-3
 """The curves start this fraction above Σ rates, where the lowest level's bound is still finite."""
 _MAX_PLAN_STEPS = 40
@@ -180,7 +182,10 @@ def _curves(
     points: int,
 ) -> Curves:
     knee = max((c for c in current.values() if c is not None and c > 0), default=link.capacity_bps)
-    stop = min(CURVE_SPAN * max(knee, total_rate_bps), MAX_RATE_BPS)
+    stop = min(
+        max(CURVE_SPAN * max(knee, total_rate_bps), CURVE_PAST_CAPACITY * link.capacity_bps),
+        MAX_RATE_BPS,
+    )
     start = total_rate_bps * (1.0 + CURVE_START_MARGIN) if total_rate_bps > 0 else stop / points
     grid = capacity_grid(start, stop, points)
     curves = {model: delay_curves(on.specs, grid, model).delays_s for model in Model}
