@@ -104,7 +104,8 @@ def serve(args: argparse.Namespace) -> int:
         if not os.environ.get("DATABASE_URL"):
             server_url = embedded.start_embedded_postgres(data_dir / "postgres")
             os.environ["DATABASE_URL"] = embedded.ensure_database(server_url, "sliceportal")
-            _say(f"embedded PostgreSQL in {data_dir / 'postgres'}")
+            url = os.environ["DATABASE_URL"]
+            _say(f"embedded PostgreSQL in {data_dir / 'postgres'} (DATABASE_URL={url})")
         if not os.environ.get("REDIS_URL"):
             redis_server = embedded.start_embedded_redis(data_dir / "redis")
             stack.callback(redis_server.stop)
