@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path';
 
 import { chromium } from 'playwright-core';
 
-import { expectVisible, pollFor, runSteps } from './steps.mjs';
+import { expectVisible, pollFor, reportSteps, runSteps } from './steps.mjs';
 
 const env = process.env;
 const base = (env.E2E_BASE_URL ?? 'http://127.0.0.1:8000').replace(/\/$/, '');
@@ -184,6 +184,7 @@ const ok = await runSteps([
     await page.getByRole('button', { name: 'Reset', exact: true }).click();
     await expectVisible(page.getByText('admissible', { exact: true }));
   }],
+  ...reportSteps({ page, base, linkId, shot, shots }),
   ['switch deploy and reconcile show their state', async () => {
     if (!switchId) throw new Error('E2E_SWITCH_ID is not set');
     await page.goto(`${base}/switches/${switchId}`);

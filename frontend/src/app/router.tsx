@@ -11,6 +11,7 @@ import { LinksRoute } from './routes/links';
 import { LoginRoute } from './routes/login';
 import { NotFoundRoute } from './routes/not-found';
 import { OverviewRoute } from './routes/overview';
+import { ReportsRoute } from './routes/reports';
 import { SliceRoute } from './routes/slice';
 import { SliceEditRoute } from './routes/slice-edit';
 import { SliceNewRoute } from './routes/slice-new';
@@ -40,6 +41,7 @@ export const routes = [
       { path: paths.alerts.path, element: <AlertsRoute /> },
       { path: paths.switches.path, element: <SwitchesRoute /> },
       { path: paths.switch.path, element: <SwitchRoute /> },
+      { path: paths.reports.path, element: <ReportsRoute /> },
       { path: paths.changes.path, element: <RequireRole needs="operator"><ChangesRoute /></RequireRole> },
       { path: paths.users.path, element: <RequireRole needs="admin"><UsersRoute /></RequireRole> },
       { path: '*', element: <NotFoundRoute /> },

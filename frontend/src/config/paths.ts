@@ -11,6 +11,11 @@ export const paths = {
   alerts: { path: '/alerts', href: () => '/alerts' },
   switches: { path: '/switches', href: () => '/switches' },
   switch: { path: '/switches/:switchId', href: (id: number) => `/switches/${id}` },
+  reports: {
+    path: '/reports',
+    /** The capacity report of the network, or of one switch or link (`?switch=3`, `?link=5`). */
+    href: (scope?: { kind: 'switch' | 'link'; id: number }) => (scope ? `/reports?${scope.kind}=${scope.id}` : '/reports'),
+  },
   changes: { path: '/changes', href: () => '/changes' },
   users: { path: '/users', href: () => '/users' },
 } as const;

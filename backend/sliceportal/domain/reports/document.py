@@ -175,6 +175,8 @@ class Action:
     priority: int | None = None
     burst_bytes: float | None = None
     rate_bps: float | None = None
+    priorities: dict[str, int] | None = None
+    """For ``move-slice``: every slice to move and its new priority (they move together)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,6 +160,10 @@ def _inadmissible_link(inputs: FindingInputs, link_index: int, link: LinkReport)
     return found
 
 
+_LISTED_MOVES = 6
+"""Moves named in the sentence; the action always carries all of them."""
+
+
 def _moves(inputs: FindingInputs, link_index: int, link: LinkReport) -> list[_Found]:
     """Priority moves that make the link admissible at today's capacity, if the planner finds
     some and they break nothing that holds today elsewhere on the moved slices' paths."""
@@ -183,25 +187,28 @@ def _moves(inputs: FindingInputs, link_index: int, link: LinkReport) -> list[_Fo
     ]
     if not _harmless(c, {j: new for j, _, new in moves}):
         return []
-    together = (
-        "this alone would"
-        if len(moves) == 1
-        else f"with the other {len(moves) - 1} moves, this would"
+    listed = ", ".join(
+        f"{c.net.slices[j].name} {old} → {new}" for j, old, new in moves[:_LISTED_MOVES]
     )
+    if len(moves) > _LISTED_MOVES:
+        listed += f" and {len(moves) - _LISTED_MOVES} more (see the action)"
     return [
         _Found(
             Kind.MOVE_SLICE,
             Finding(
                 "critical",
-                f"slice {c.net.slices[j].name}",
+                f"link {link.name}",
                 f"A priority plan fits link {link.name} at its current capacity "
                 f"{format_rate(link.capacity_bps)}: {len(moves)} slice(s) change priority.",
-                f"Move slice {c.net.slices[j].name} from priority {old} to {new} ({together} "
-                f"make {link.name} admissible without more capacity).",
-                Action("move-slice", link=link.name, slice=c.net.slices[j].name, priority=new),
+                f"Move {listed}: together these make {link.name} admissible without more "
+                "capacity, and break nothing that holds on the moved slices' other links.",
+                Action(
+                    "move-slice",
+                    link=link.name,
+                    priorities={c.net.slices[j].name: new for j, _, new in moves},
+                ),
             ),
         )
-        for j, old, new in moves
     ]
 
 

@@ -132,4 +132,7 @@ def _finding_row(finding: dict[str, Any]) -> dict[str, Cell]:
         "action_priority": action["priority"],
         "action_burst_bytes": action["burst_bytes"],
         "action_rate_bps": action["rate_bps"],
+        "action_priorities": None
+        if action["priorities"] is None
+        else "; ".join(f"{name}={p}" for name, p in action["priorities"].items()),
     }

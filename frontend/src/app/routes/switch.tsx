@@ -47,12 +47,17 @@ function SwitchDetail({ id }: { id: number }) {
         breadcrumb={<Link to={paths.switches.href()}>Switches</Link>}
         title={<>{s.name} <SwitchStateBadge state={s.state} /></>}
         description={`${s.kind} at ${s.address} · device ${s.device_id} · election id ${s.election_id}${s.description ? ` · ${s.description}` : ''}`}
-        actions={operator && !editing && (
+        actions={
           <>
-            <Button onClick={() => setEditing(true)}>Edit</Button>
-            <Button variant="danger" busy={remove.isPending} onClick={() => remove.mutate(s.id, { onSuccess: () => navigate(paths.switches.href()) })}>Delete</Button>
+            <Link className="btn" to={paths.reports.href({ kind: 'switch', id: s.id })}>Capacity report</Link>
+            {operator && !editing && (
+              <>
+                <Button onClick={() => setEditing(true)}>Edit</Button>
+                <Button variant="danger" busy={remove.isPending} onClick={() => remove.mutate(s.id, { onSuccess: () => navigate(paths.switches.href()) })}>Delete</Button>
+              </>
+            )}
           </>
-        )}
+        }
       />
       {remove.error && <Notice tone="bad" title="Not deleted">{errorMessage(remove.error)}</Notice>}
       {editing && (

@@ -722,6 +722,10 @@ export interface components {
             burst_bytes?: number | null;
             /** Rate Bps */
             rate_bps?: number | null;
+            /** Priorities */
+            priorities?: {
+                [key: string]: number;
+            } | null;
         };
         /** AlertPublic */
         AlertPublic: {
@@ -1451,6 +1455,7 @@ export interface components {
             /** Links */
             links: string[];
             e2e: components["schemas"]["PerModel_EndToEnd_"];
+            e2e_enforced: components["schemas"]["EndToEnd"];
             headroom: components["schemas"]["Headroom"];
             measured: components["schemas"]["Measured"] | null;
         };

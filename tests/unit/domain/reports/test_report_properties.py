@@ -200,7 +200,8 @@ def test_recommended_moves_fix_the_link_and_break_nothing_that_held(network: Net
     for finding in document["findings"]:
         action = finding["action"]
         if action["kind"] == "move-slice":
-            moves.setdefault(action["link"], {})[action["slice"]] = action["priority"]
+            assert action["link"] not in moves, "one move finding per link"
+            moves[action["link"]] = action["priorities"]
     for link_name, priorities in moves.items():
         moved = network
         for declared in network.slices:
