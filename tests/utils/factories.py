@@ -63,10 +63,20 @@ def link_body(switch_id: int, /, **overrides: Any) -> dict[str, Any]:
     } | overrides
 
 
+_prefix_numbers = itertools.count(1)
+
+
+def unique_prefix() -> str:
+    """A /24 no other test slice uses: a switch refuses two slices with the same classifier
+    key (port, prefix)."""
+    number = next(_prefix_numbers)
+    return f"10.{number >> 8 & 255}.{number & 255}.0/24"
+
+
 def slice_body(link_ids: list[int], /, **overrides: Any) -> dict[str, Any]:
     return {
         "name": unique("slice"),
-        "ipv4_prefixes": ["10.0.0.0/24"],
+        "ipv4_prefixes": [unique_prefix()],
         "rate_bps": 10 * MBIT,
         "burst_limit_s": 0.01,
         "priority": 7,

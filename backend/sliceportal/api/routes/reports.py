@@ -7,9 +7,11 @@ same numbers; the CSV gives one of the report's flat tables per request.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Depends, Query, Response
+from sqlalchemy.orm import Session
 
 from sliceportal.api.deps import SessionDep, ViewerUser
 from sliceportal.api.schemas.reports import Report
@@ -74,74 +76,47 @@ def _respond(data: ReportData, output: Format, table: TableName) -> Report | Res
     )
 
 
-def _report(
-    session: SessionDep,
-    scope: ScopeKind,
-    scope_id: int | None,
-    growth_percent: float,
-    horizon_months: int,
-    telemetry_window_s: float,
-    output: Format,
-    table: TableName,
-) -> Report | Response:
-    request = ReportRequest(scope, scope_id, growth_percent, horizon_months, telemetry_window_s)
-    return _respond(reports.network_report(session, request), output, table)
+@dataclass
+class ReportQuery:
+    """The query parameters every report takes (a class dependency: declared once)."""
+
+    growth_percent: GrowthQuery = 5.0
+    horizon_months: HorizonQuery = 24
+    telemetry_window_s: WindowQuery = 3600.0
+    format: FormatQuery = "json"
+    table: TableQuery = "link_slices"
+
+    def respond(
+        self, session: Session, scope: ScopeKind, scope_id: int | None
+    ) -> Report | Response:
+        request = ReportRequest(
+            scope, scope_id, self.growth_percent, self.horizon_months, self.telemetry_window_s
+        )
+        return _respond(reports.network_report(session, request), self.format, self.table)
+
+
+QueryDep = Annotated[ReportQuery, Depends()]
 
 
 @router.get("/network", response_model=Report, responses=FILE_RESPONSES)
-def read_network_report(
-    session: SessionDep,
-    _: ViewerUser,
-    growth_percent: GrowthQuery = 5.0,
-    horizon_months: HorizonQuery = 24,
-    telemetry_window_s: WindowQuery = 3600.0,
-    format: FormatQuery = "json",
-    table: TableQuery = "link_slices",
-) -> Report | Response:
+def read_network_report(session: SessionDep, _: ViewerUser, query: QueryDep) -> Report | Response:
     """Every link and slice: bounds under both models, minimum capacities per priority plan,
     headroom, growth, measured against declared, and recommendations."""
-    return _report(
-        session, "network", None, growth_percent, horizon_months, telemetry_window_s, format, table
-    )
+    return query.respond(session, "network", None)
 
 
 @router.get("/switches/{switch_id}", response_model=Report, responses=FILE_RESPONSES)
 def read_switch_report(
-    session: SessionDep,
-    _: ViewerUser,
-    switch_id: int,
-    growth_percent: GrowthQuery = 5.0,
-    horizon_months: HorizonQuery = 24,
-    telemetry_window_s: WindowQuery = 3600.0,
-    format: FormatQuery = "json",
-    table: TableQuery = "link_slices",
+    session: SessionDep, _: ViewerUser, switch_id: int, query: QueryDep
 ) -> Report | Response:
     """The report for the links of one switch and the slices crossing them (their end-to-end
     bounds and headroom still account for every link they cross)."""
-    return _report(
-        session,
-        "switch",
-        switch_id,
-        growth_percent,
-        horizon_months,
-        telemetry_window_s,
-        format,
-        table,
-    )
+    return query.respond(session, "switch", switch_id)
 
 
 @router.get("/links/{link_id}", response_model=Report, responses=FILE_RESPONSES)
 def read_link_report(
-    session: SessionDep,
-    _: ViewerUser,
-    link_id: int,
-    growth_percent: GrowthQuery = 5.0,
-    horizon_months: HorizonQuery = 24,
-    telemetry_window_s: WindowQuery = 3600.0,
-    format: FormatQuery = "json",
-    table: TableQuery = "link_slices",
+    session: SessionDep, _: ViewerUser, link_id: int, query: QueryDep
 ) -> Report | Response:
     """The report for one link and the slices crossing it."""
-    return _report(
-        session, "link", link_id, growth_percent, horizon_months, telemetry_window_s, format, table
-    )
+    return query.respond(session, "link", link_id)

@@ -80,3 +80,34 @@ export const SERIES_COLOURS = [
 export function seriesColour(index: number): string {
   return SERIES_COLOURS[index % SERIES_COLOURS.length] ?? '#1d4ed8';
 }
+
+/** A delay-against-capacity chart (the paper's Fig. 15): log-scale delay in ms over Mbit/s. */
+export const DELAY_CAPACITY_LAYOUT: Pick<ChartOptions, 'scales' | 'axes' | 'legend' | 'cursor'> = {
+  scales: { x: { time: false }, y: { distr: 3, log: 10 } },
+  axes: [
+    { label: 'Link capacity (Mbit/s)', labelSize: 20, size: 40 },
+    { label: 'Worst-case delay (ms)', labelSize: 20, size: 60 },
+  ],
+  legend: { show: true },
+  cursor: { drag: { x: false, y: false } },
+};
+
+/** A labelled vertical line at x = `value` on the plot (a link's capacity, a what-if). */
+export function drawMarker(u: uPlot, value: number, colour: string, text: string, dashed = false): void {
+  const x = u.valToPos(value, 'x', true);
+  if (!Number.isFinite(x) || x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+  const ctx = u.ctx;
+  const ratio = window.devicePixelRatio || 1;
+  ctx.save();
+  ctx.strokeStyle = colour;
+  ctx.fillStyle = colour;
+  ctx.lineWidth = 2 * ratio;
+  ctx.setLineDash(dashed ? [6 * ratio, 4 * ratio] : []);
+  ctx.beginPath();
+  ctx.moveTo(x, u.bbox.top);
+  ctx.lineTo(x, u.bbox.top + u.bbox.height);
+  ctx.stroke();
+  ctx.font = `${12 * ratio}px system-ui, sans-serif`;
+  ctx.fillText(text, x + 5 * ratio, u.bbox.top + 14 * ratio);
+  ctx.restore();
+}

@@ -7,7 +7,14 @@ import { useMemo, useState } from 'react';
 import type uPlot from 'uplot';
 
 import { useDelayCurves, type CurveRange } from '@/api/get-delay-curves';
-import { Chart, seriesColour, type ChartData, type ChartOptions } from '@/components/ui/chart';
+import {
+  Chart,
+  DELAY_CAPACITY_LAYOUT,
+  drawMarker,
+  seriesColour,
+  type ChartData,
+  type ChartOptions,
+} from '@/components/ui/chart';
 import { QueryErrorState, StateView } from '@/components/ui/states';
 import { MODEL_LABELS, MODELS, type LinkDocument } from '@/lib/analysis';
 import type { Model } from '@/lib/api/schema';
@@ -45,25 +52,6 @@ export function levelSeries(doc: LinkDocument): LevelSeries[] {
   });
 }
 
-function marker(u: uPlot, xMbps: number, colour: string, text: string, dashed: boolean) {
-  const x = u.valToPos(xMbps, 'x', true);
-  if (!Number.isFinite(x) || x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
-  const ctx = u.ctx;
-  const ratio = window.devicePixelRatio || 1;
-  ctx.save();
-  ctx.strokeStyle = colour;
-  ctx.fillStyle = colour;
-  ctx.lineWidth = 2 * ratio;
-  ctx.setLineDash(dashed ? [6 * ratio, 4 * ratio] : []);
-  ctx.beginPath();
-  ctx.moveTo(x, u.bbox.top);
-  ctx.lineTo(x, u.bbox.top + u.bbox.height);
-  ctx.stroke();
-  ctx.font = `${12 * ratio}px system-ui, sans-serif`;
-  ctx.fillText(text, x + 5 * ratio, u.bbox.top + 14 * ratio);
-  ctx.restore();
-}
-
 export function DelayCapacityChart({
   doc,
   capacityBps,
@@ -89,20 +77,14 @@ export function DelayCapacityChart({
       series.push({ label: `target P${level.priority}`, stroke: level.colour, width: 1, dash: [4, 4], points: { show: false }, value: (_u, v) => (v == null ? '—' : `${v.toPrecision(3)} ms`) });
     }
     return {
-      scales: { x: { time: false }, y: { distr: 3, log: 10 } },
-      axes: [
-        { label: 'Link capacity (Mbit/s)', labelSize: 20, size: 40 },
-        { label: 'Worst-case delay (ms)', labelSize: 20, size: 60 },
-      ],
+      ...DELAY_CAPACITY_LAYOUT,
       series,
-      legend: { show: true },
-      cursor: { drag: { x: false, y: false } },
       hooks: {
         draw: [
           (u: uPlot) => {
-            marker(u, capacityBps / 1e6, '#111827', `C = ${formatRate(capacityBps)}`, false);
+            drawMarker(u, capacityBps / 1e6, '#111827', `C = ${formatRate(capacityBps)}`, false);
             if (whatIfCapacityBps !== undefined && Math.abs(whatIfCapacityBps - capacityBps) > 1) {
-              marker(u, whatIfCapacityBps / 1e6, '#d97706', `what-if ${formatRate(whatIfCapacityBps)}`, true);
+              drawMarker(u, whatIfCapacityBps / 1e6, '#d97706', `what-if ${formatRate(whatIfCapacityBps)}`, true);
             }
           },
         ],

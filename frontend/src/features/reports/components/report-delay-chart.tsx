@@ -5,7 +5,14 @@
 import { useMemo } from 'react';
 import type uPlot from 'uplot';
 
-import { Chart, seriesColour, type ChartData, type ChartOptions } from '@/components/ui/chart';
+import {
+  Chart,
+  DELAY_CAPACITY_LAYOUT,
+  drawMarker,
+  seriesColour,
+  type ChartData,
+  type ChartOptions,
+} from '@/components/ui/chart';
 import { StateView } from '@/components/ui/states';
 import { MODEL_LABELS } from '@/lib/analysis';
 import type { LinkReport, Model } from '@/lib/api/schema';
@@ -21,24 +28,6 @@ export function chartData(link: LinkReport, model: Model): ChartData {
   return [x, ...bounds, ...targets] as ChartData;
 }
 
-function markCapacity(u: uPlot, capacityBps: number) {
-  const x = u.valToPos(capacityBps / 1e6, 'x', true);
-  if (!Number.isFinite(x) || x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
-  const ratio = window.devicePixelRatio || 1;
-  const ctx = u.ctx;
-  ctx.save();
-  ctx.strokeStyle = '#111827';
-  ctx.fillStyle = '#111827';
-  ctx.lineWidth = 2 * ratio;
-  ctx.beginPath();
-  ctx.moveTo(x, u.bbox.top);
-  ctx.lineTo(x, u.bbox.top + u.bbox.height);
-  ctx.stroke();
-  ctx.font = `${12 * ratio}px system-ui, sans-serif`;
-  ctx.fillText(`C = ${formatRate(capacityBps)}`, x + 5 * ratio, u.bbox.top + 14 * ratio);
-  ctx.restore();
-}
-
 export function ReportDelayChart({ link, model }: { link: LinkReport; model: Model }) {
   const options = useMemo<ChartOptions>(() => {
     const series: uPlot.Series[] = [{ label: 'Capacity (Mbit/s)' }];
@@ -46,16 +35,11 @@ export function ReportDelayChart({ link, model }: { link: LinkReport; model: Mod
     link.slices.forEach((s, i) =>
       series.push({ label: `target ${s.name}`, stroke: seriesColour(i), width: 1, dash: [4, 4], points: { show: false }, value: ms }),
     );
+    const capacity = link.capacity_bps;
     return {
-      scales: { x: { time: false }, y: { distr: 3, log: 10 } },
-      axes: [
-        { label: 'Link capacity (Mbit/s)', labelSize: 20, size: 40 },
-        { label: 'Worst-case delay (ms)', labelSize: 20, size: 60 },
-      ],
+      ...DELAY_CAPACITY_LAYOUT,
       series,
-      legend: { show: true },
-      cursor: { drag: { x: false, y: false } },
-      hooks: { draw: [(u: uPlot) => markCapacity(u, link.capacity_bps)] },
+      hooks: { draw: [(u: uPlot) => drawMarker(u, capacity / 1e6, '#111827', `C = ${formatRate(capacity)}`)] },
     };
   }, [link]);
   const data = useMemo(() => chartData(link, model), [link, model]);
