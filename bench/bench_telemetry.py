@@ -46,7 +46,7 @@ from sliceportal.db.session import create_db_engine
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
-from sliceportal.domain.telemetry import register_cells, slice_cells
+from sliceportal.domain.telemetry import counter_indices, register_indices
 from sliceportal.switches.p4runtime import SessionPool, SwitchTarget
 from sliceportal.telemetry.channels import Channels
 from sliceportal.telemetry.inventory import SliceWatch, SwitchWatch
@@ -120,10 +120,6 @@ def percentiles(values: list[float]) -> str:
     )
 
 
-def register_cells_of(count: int) -> list[tuple[str, int]]:
-    return [cell for sid in range(count) for cell in register_cells(sid)]
-
-
 def bench_poll(address: str, polls: int) -> None:
     slices = tuple(SliceWatch(10_000 + sid, sid, Targets()) for sid in range(c.MAX_SLICES))
     watch = SwitchWatch(SwitchTarget(1, address, 1, 1), 10**6, slices)
@@ -138,12 +134,13 @@ def bench_poll(address: str, polls: int) -> None:
         assert batch is not None and len(batch.slices) == c.MAX_SLICES
         time.sleep(0.2)
     session = pool.get(watch.target)
-    counters, registers = slice_cells(range(c.MAX_SLICES)), register_cells_of(c.MAX_SLICES)
+    every = range(c.MAX_SLICES)
+    counters, registers = counter_indices(every), register_indices(every)
     reads = []
     for _ in range(polls):  # the adapter's share: the same reads, nothing done with them
         started = time.perf_counter()
-        session.read_counter_cells(counters)
-        session.read_registers(registers)
+        session.read_counters(counters)
+        session.read_register_values(registers)
         reads.append(time.perf_counter() - started)
         time.sleep(0.2)
     pool.close()

@@ -177,3 +177,23 @@ def test_retention_deletes_old_rows(db: sessionmaker[Session], slice_id: int) ->
         store.expire(session, T0 + dt.timedelta(days=8, seconds=30), 7 * 86400)
         session.commit()
     assert raw_and_minute_rows(db, slice_id) == (10, 0)
+
+
+def test_samples_are_copied_with_their_registers_escaped(db: sessionmaker[Session]) -> None:
+    odd = {"vq_delay_s": 0.5, "note": "tab\there, back\\slash, line\nbreak, \\N"}
+    records = [
+        store.SampleRecord(7, 2, T0, 0.25, counts(3), counters_reset=True, registers=odd),
+        store.SampleRecord(7, 2, T0 + dt.timedelta(seconds=1), 1.0, counts(4)),
+    ]
+    with db() as session:
+        assert store.insert_samples(session, records) == 2
+        session.commit()
+        rows = session.scalars(
+            select(TelemetrySample).where(TelemetrySample.slice_id == 7).order_by("t")
+        ).all()
+    assert [row.registers for row in rows] == [odd, None]
+    assert [(row.interval_s, row.counters_reset, row.t) for row in rows] == [
+        (0.25, True, T0),
+        (1.0, False, T0 + dt.timedelta(seconds=1)),
+    ]
+    assert rows[0].vq_hist == [3] + [0] * 7 and rows[1].forwarded_bytes == 4 * 1250

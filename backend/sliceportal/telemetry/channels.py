@@ -30,6 +30,12 @@ class Channels:
         return f"{self.prefix}:telemetry:slice:{slice_id}"
 
     @property
+    def slice_pattern(self) -> str:
+        """The glob pattern of every slice's channel (`PUBSUB CHANNELS`), this prefix escaped."""
+        prefix = "".join("\\" + char if char in "*?[]\\" else char for char in self.prefix)
+        return f"{prefix}:telemetry:slice:*"
+
+    @property
     def alerts(self) -> str:
         """Alert events: ``{"event": "firing" | "resolved" | "acknowledged", "alert": {…}}``."""
         return f"{self.prefix}:alerts"

@@ -20,7 +20,6 @@ sink either.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import queue
 import threading
@@ -46,16 +45,17 @@ from sliceportal.domain.telemetry import (
     CELLS_PER_SLICE,
     COLUMNS,
     REGISTER_CELLS_PER_SLICE,
+    Indices,
     Matrix,
-    Registers,
     batch_metrics,
     counter_deltas,
+    counter_indices,
     fitting_budget,
     poll_groups,
-    reading_matrix,
-    register_cells,
-    registers_of,
-    slice_cells,
+    readings,
+    register_indices,
+    register_json,
+    register_readings,
 )
 from sliceportal.switches.p4runtime import SessionPool, SwitchError, TransientSwitchError
 from sliceportal.telemetry import store
@@ -80,7 +80,8 @@ class Batch:
     intervals: tuple[float, ...]
     counts: Matrix
     reset: npt.NDArray[np.bool_]
-    registers: tuple[Registers, ...] | None
+    registers: npt.NDArray[np.uint64] | None
+    """(slices, 2) register readings (`register_readings`), where the target reads them."""
 
 
 def utcnow() -> dt.datetime:
@@ -118,8 +119,8 @@ class SwitchPoller:
         """Until the target answers UNIMPLEMENTED (BMv2 cannot read registers)."""
         self._groups: tuple[tuple[int, ...], ...] = ((),)
         self._groups_key: tuple[object, ...] = ()
-        self._cells: dict[tuple[int, ...], list[tuple[str, int]]] = {}
-        """The counter cells of each group, in `reading_matrix` order."""
+        self._cells: dict[tuple[int, ...], tuple[dict[str, Indices], dict[str, Indices]]] = {}
+        """The counter and register cells of each group, in `readings` order."""
         self.failures = 0
 
     @property
@@ -140,7 +141,9 @@ class SwitchPoller:
         if key != self._groups_key:
             self._groups = poll_groups(dp_sids, 1, per_period)
             self._groups_key = key
-            self._cells = {group: slice_cells(group) for group in self._groups}
+            self._cells = {
+                group: (counter_indices(group), register_indices(group)) for group in self._groups
+            }
         return self._groups
 
     def poll(self) -> Batch | None:
@@ -152,16 +155,16 @@ class SwitchPoller:
         if not group:
             return None
         session = self._pool.get(watch.target)
-        cells = self._cells[group]
+        counter_cells, register_cells = self._cells[group]
         t, started = utcnow(), self._clock()
-        values = session.read_counter_cells(cells)
+        values = session.read_counters(counter_cells)
         registers = None
         if self.registers_readable:
-            read = session.read_registers([cell for sid in group for cell in register_cells(sid)])
+            read = session.read_register_values(register_cells)
             if read is None:
                 self.registers_readable = False
             else:
-                registers = tuple(registers_of(sid, read) for sid in group)
+                registers = register_readings(read)
         elapsed = self._clock() - started
         self._fitted = fitting_budget(
             watch.budget_cells, self._period, len(group) * self.cells_per_slice, elapsed
@@ -169,7 +172,7 @@ class SwitchPoller:
         by_sid = {s.dp_sid: s for s in watch.slices}
         sids = np.array(group)
         owners = np.array([by_sid[sid].slice_id for sid in group], dtype=np.int64)
-        now = reading_matrix(cells, values)
+        now = readings(values)
         known = np.flatnonzero(self._owner[sids] == owners)
         delta, reset = counter_deltas(self._readings[sids], now)
         intervals = started - self._read_at[sids]
@@ -183,7 +186,7 @@ class SwitchPoller:
             intervals=tuple(intervals[known].tolist()),
             counts=delta[known],
             reset=reset[known],
-            registers=None if registers is None else tuple(registers[i] for i in known),
+            registers=None if registers is None else registers[known],
         )
 
     def run(self, stop: threading.Event, deliver: Callable[[Batch], None]) -> None:
@@ -256,41 +259,58 @@ class SampleSink:
                 logger.exception("telemetry batch of switch %s lost", batch.switch_id)
 
     def handle(self, batch: Batch) -> None:
-        counts = batch.counts.tolist()
-        records = [
-            store.SampleRecord(
-                slice_id=watch.slice_id,
-                switch_id=batch.switch_id,
-                t=batch.t,
-                interval_s=batch.intervals[i],
-                counts=tuple(counts[i]),
-                counters_reset=bool(batch.reset[i]),
-                registers=None if batch.registers is None else batch.registers[i].to_dict(),
-            )
-            for i, watch in enumerate(batch.slices)
-        ]
+        """Publish, store and check one batch, by columns: a switch of 4,096 slices sends that
+        many samples a second, too many for an object or a Redis message each."""
+        slice_ids = [watch.slice_id for watch in batch.slices]
         metrics = batch_metrics(batch.counts, np.array(batch.intervals))
-        documents = [json.dumps(d) for d in store.sample_documents(records, metrics)]
-        self._publish(batch, documents)
+        t = batch.t.isoformat()
+        resets = batch.reset.tolist()
+        registers = None if batch.registers is None else register_json(batch.registers)
+        heads = [
+            (t, slice_id, batch.switch_id, False, resets[i], registers[i] if registers else "null")
+            for i, slice_id in enumerate(slice_ids)
+        ]
+        self._publish(slice_ids, store.sample_json(heads, metrics))
         try:
             with self._sessions() as session:
-                store.insert_samples(session, records)
+                store.insert_batch(
+                    session,
+                    batch.switch_id,
+                    t,
+                    slice_ids,
+                    batch.intervals,
+                    batch.counts,
+                    resets,
+                    registers,
+                )
                 session.commit()
         except sa.exc.SQLAlchemyError as exc:
             logger.warning("samples of switch %s not stored: %s", batch.switch_id, exc)
         slices = [(watch.slice_id, watch.targets) for watch in batch.slices]
         self._engine.observe(batch.switch_id, batch.t, slices, metrics)
 
-    def _publish(self, batch: Batch, documents: list[str]) -> None:
-        """One message per slice for its own stream, and the batch for the all-slices one."""
+    def _publish(self, slice_ids: list[int], documents: list[str]) -> None:
+        """The batch on the all-slices channel, and each sample on its slice's channel if a
+        stream listens there (`PUBSUB CHANNELS`: a message each for thousands of slices
+        nobody watches would cost Redis and the sink more than the rest of the batch)."""
         try:
+            listened = {
+                int(_text(channel).rsplit(":", 1)[1])
+                for channel in self._redis.pubsub_channels(self._channels.slice_pattern)
+            }
             with self._redis.pipeline(transaction=False) as pipe:
-                for watch, document in zip(batch.slices, documents, strict=True):
-                    pipe.publish(self._channels.slice(watch.slice_id), document)
+                for slice_id, document in zip(slice_ids, documents, strict=True):
+                    if slice_id in listened:
+                        pipe.publish(self._channels.slice(slice_id), document)
                 pipe.publish(self._channels.samples, "[" + ",".join(documents) + "]")
                 pipe.execute()
         except redis.RedisError as exc:
             logger.warning("samples not published, Redis unavailable: %s", exc)
+
+
+def _text(name: str | bytes) -> str:
+    """A Redis reply as text (the client returns bytes unless told to decode)."""
+    return name.decode() if isinstance(name, bytes) else name
 
 
 class Poller:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,32 +13,44 @@ from hypothesis import strategies as st
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.telemetry import (
+    CELLS_PER_SLICE,
     COLUMNS,
     COUNTER_WIDTH,
     NO_BUCKET,
     BatchMetrics,
-    Registers,
     batch_metrics,
     counter_deltas,
+    counter_indices,
     fitting_budget,
     poll_groups,
-    reading_matrix,
-    registers_of,
-    slice_cells,
+    readings,
+    register_indices,
+    register_json,
+    register_readings,
 )
 
+Column = npt.NDArray[np.uint64]
 TOP = 1 << COUNTER_WIDTH
 
 
-def cell_values(dp_sid: int, base: int) -> dict[tuple[str, int], tuple[int, int]]:
-    """A read of one slice's cells: cell k holds (base + k, 10 * (base + k))."""
-    return {cell: (base + k, 10 * (base + k)) for k, cell in enumerate(dp.counter_cells(dp_sid))}
+def read_of(dp_sids: list[int], base: dict[int, int]) -> dict[str, tuple[Column, Column]]:
+    """A read of ``counter_indices(dp_sids)``: the k-th cell of slice s (in
+    ``dataplane.counter_cells`` order) holds (base[s] + k, 10 * (base[s] + k))."""
+    values = {
+        cell: (base[sid] + k, 10 * (base[sid] + k))
+        for sid in dp_sids
+        for k, cell in enumerate(dp.counter_cells(sid))
+    }
+    found = {}
+    for name, indices in counter_indices(dp_sids).items():
+        pairs = np.array([values[(name, i)] for i in indices.tolist()], np.uint64).reshape(-1, 2)
+        found[name] = (pairs[:, 0].copy(), pairs[:, 1].copy())
+    return found
 
 
-def test_reading_matrix_lays_cells_out_as_slice_counters() -> None:
-    values = cell_values(3, 100) | cell_values(0, 1)
-    matrix = reading_matrix(slice_cells([3, 0]), values)
-    assert matrix.shape == (2, len(COLUMNS))
+def test_readings_lay_cells_out_as_slice_counters() -> None:
+    matrix = readings(read_of([3, 0], {3: 100, 0: 1}))
+    assert matrix.shape == (2, len(COLUMNS)) and matrix.dtype == np.uint64
     row = dict(zip(COLUMNS, matrix[0].tolist(), strict=True))
     assert (row["forwarded_packets"], row["forwarded_bytes"]) == (100, 1000)
     assert (row["ecn_marked_packets"], row["ecn_marked_bytes"]) == (103, 1030)
@@ -45,16 +60,29 @@ def test_reading_matrix_lays_cells_out_as_slice_counters() -> None:
     assert matrix[1, COLUMNS.index("vq_hist_0")] == 5
 
 
-def test_reading_matrix_takes_int64_counters_modulo_2_64() -> None:
-    values = cell_values(1, 0)
-    values[(dp.FORWARDED, 1)] = (-1, -2)
-    assert reading_matrix(slice_cells([1]), values)[0, :2].tolist() == [TOP - 1, TOP - 2]
-    values[(dp.FORWARDED, 1)] = (TOP - 1, 1)  # or unsigned
-    assert reading_matrix(slice_cells([1]), values)[0, :2].tolist() == [TOP - 1, 1]
+def test_counter_indices_are_the_cells_of_each_slice() -> None:
+    indices = counter_indices([7, 2])
+    cells = {(name, i) for name, found in indices.items() for i in found.tolist()}
+    assert cells == {*dp.counter_cells(7), *dp.counter_cells(2)}
+    assert sum(len(found) for found in indices.values()) == 2 * CELLS_PER_SLICE
 
 
-def test_reading_matrix_of_no_slice() -> None:
-    assert reading_matrix([], {}).shape == (0, len(COLUMNS))
+def test_readings_keep_the_64_bits_of_a_counter() -> None:
+    read = read_of([1], {1: 0})
+    read[dp.FORWARDED] = (np.array([TOP - 1], np.uint64), np.array([1], np.uint64))
+    assert readings(read)[0, :2].tolist() == [TOP - 1, 1]
+
+
+def test_readings_of_no_slice() -> None:
+    assert readings(read_of([], {})).shape == (0, len(COLUMNS))
+
+
+@pytest.mark.parametrize("dp_sids", [[-1], [c.MAX_SLICES]])
+def test_cells_of_a_dp_sid_out_of_range_are_refused(dp_sids: list[int]) -> None:
+    with pytest.raises(ValueError, match="DP_SIDs"):
+        counter_indices(dp_sids)
+    with pytest.raises(ValueError, match="DP_SIDs"):
+        register_indices(dp_sids)
 
 
 def _reference_delta(before: int, now: int) -> int | None:
@@ -256,10 +284,32 @@ def test_batch_metrics_agree_with_the_data_planes_per_slice_arithmetic(
 
 
 def test_registers_in_seconds_and_ticks() -> None:
-    values = {
-        (dp.VQ_DELAY_REGISTER, 5): 65_536_000_000,  # 1 ms in vq units
-        (dp.VQ_LAST_SEEN_REGISTER, 5): 1234,
+    read = {
+        dp.VQ_DELAY_REGISTER: np.array([65_536_000_000, 0], np.uint64),  # 1 ms in vq units
+        dp.VQ_LAST_SEEN_REGISTER: np.array([1234, 2**48 - 1], np.uint64),
     }
-    registers = registers_of(5, values)
-    assert registers == Registers(65_536_000_000, 1234)
-    assert registers.to_dict() == {"vq_delay_s": pytest.approx(0.001), "vq_last_seen_ticks": 1234}
+    indices = register_indices([5, 6])
+    assert {name: found.tolist() for name, found in indices.items()} == {
+        dp.VQ_DELAY_REGISTER: [5, 6],
+        dp.VQ_LAST_SEEN_REGISTER: [5, 6],
+    }
+    documents = [json.loads(text) for text in register_json(register_readings(read))]
+    assert documents == [
+        {"vq_delay_s": pytest.approx(0.001), "vq_last_seen_ticks": 1234},
+        {"vq_delay_s": 0.0, "vq_last_seen_ticks": 2**48 - 1},
+    ]
+
+
+@given(
+    st.lists(
+        st.lists(st.integers(0, 2**40) | st.just(0), min_size=len(COLUMNS), max_size=len(COLUMNS)),
+        min_size=1,
+        max_size=20,
+    ),
+    st.floats(0.001, 100),
+)
+def test_sample_json_is_what_json_dumps_writes(rows: list[list[int]], interval_s: float) -> None:
+    found = batch_metrics(np.array(rows, dtype=np.int64), np.full(len(rows), interval_s))
+    for members, document in zip(found.json_members(), found.documents(), strict=True):
+        assert "{" + members + "}" == json.dumps(document)
+    assert batch_metrics(np.zeros((0, len(COLUMNS)), np.int64), np.zeros(0)).json_members() == []

@@ -1,7 +1,8 @@
 """The compiled hot loop: packets through ingress, the egress queues and egress, and the senders.
 
-This is the only module that imports numba. Everything here works on the int64/float64
-arrays of `layout`, and `engine.Engine` is its typed face: call nothing here directly.
+This is the only module of the model that imports numba (the wire codecs have small compiled
+loops of their own). Everything here works on the int64/float64 arrays of `layout`, and
+`engine.Engine` is its typed face: call nothing here directly.
 
 The arithmetic is `domain.dataplane`'s (`vqueue_step`, `egress_check`, `delay_bucket`), in
 int64: every intermediate stays below 2^58 for frames up to `MAX_FRAME_BYTES`, so int64 holds
