@@ -93,6 +93,16 @@ def test_cli_errors_are_one_line_and_exit_2(
     assert len(lines) == 1 and message in lines[0], lines
 
 
+def test_an_unreachable_database_is_one_line_and_exit_2(settings: Settings) -> None:
+    unreachable = settings.model_copy(
+        update={"database_url": "postgresql+psycopg://postgres@127.0.0.1:1/none"}
+    )
+    done = _run(unreachable, "network")
+    assert done.returncode == 2
+    (line,) = done.stderr.decode().strip().splitlines()
+    assert "cannot reach the database" in line and "127.0.0.1:1" in line
+
+
 def test_the_scheduled_report_reaches_the_webhook_after_a_failure(
     settings: Settings, link: dict[str, Any]
 ) -> None:

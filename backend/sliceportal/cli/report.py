@@ -113,7 +113,8 @@ def report(args: argparse.Namespace) -> int:
     from sliceportal.services.reports import network_report
 
     _check_bounds(args)
-    engine = create_db_engine(get_settings())
+    settings = get_settings()
+    engine = create_db_engine(settings)
     try:
         with create_sessionmaker(engine)() as session:
             request = ReportRequest(
@@ -127,6 +128,10 @@ def report(args: argparse.Namespace) -> int:
                 data = network_report(session, request)
             except ServiceError as exc:
                 raise CliError(exc.detail) from None
+    except sa.exc.OperationalError as exc:
+        where = engine.url.render_as_string(hide_password=True)
+        reason = str(exc.orig).splitlines()[0] if exc.orig else str(exc)
+        raise CliError(f"cannot reach the database {where} (DATABASE_URL): {reason}") from None
     finally:
         engine.dispose()
     output: bytes
