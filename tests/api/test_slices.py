@@ -78,6 +78,8 @@ def test_create_slice_dp_sid_taken(
 
 
 def test_create_slice_across_switches(client: TestClient, operator_headers: Headers) -> None:
+    """Two links of one switch share the slice's DP_SID there; a bare VLAN slice, since one
+    listing prefixes would need their routes out of both ports (test_match_clash.py)."""
     first, second = create_link(client, operator_headers), create_link(client, operator_headers)
     switch = first["switch_id"]
     same_switch = create(client, "links", operator_headers, link_body(switch, port=511))
@@ -85,7 +87,7 @@ def test_create_slice_across_switches(client: TestClient, operator_headers: Head
         client,
         "slices",
         operator_headers,
-        slice_body([first["id"], second["id"], same_switch["id"]]),
+        slice_body([first["id"], second["id"], same_switch["id"]], vlan_id=41, ipv4_prefixes=[]),
     )
     assert sorted(created["link_ids"]) == sorted([first["id"], second["id"], same_switch["id"]])
     assert {d["switch_id"] for d in created["dp_sids"]} == {switch, second["switch_id"]}

@@ -171,6 +171,8 @@ class Slice(ChangeLogged, Timestamped, Base):
             name="threshold_within_burst_limit",
         ),
         sa.CheckConstraint("max_packet_bytes BETWEEN 64 AND 65535", name="max_packet_range"),
+        # Clash checks look for slices sharing a prefix (`&&`) under the switch locks.
+        sa.Index("ix_slices_ipv4_prefixes", "ipv4_prefixes", postgresql_using="gin"),
     )
     entity_type: ClassVar[EntityType] = EntityType.SLICE
 

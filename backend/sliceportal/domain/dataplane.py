@@ -304,25 +304,43 @@ def route_entry(route: Route) -> TableEntry:
     )
 
 
-def slice_entries(slice_: DataplaneSlice) -> tuple[TableEntry, ...]:
-    """The classifier entries of a slice (one per prefix, or one for a bare VLAN) and its policy.
+EntryKey = tuple[str, tuple[FieldMatch, ...]]
+"""`TableEntry.key`: a table and a match."""
+
+
+def route_key(network: ipaddress.IPv4Network) -> EntryKey:
+    """The key of the route of `network`: a switch routes one prefix out of one port."""
+    return (ROUTE_TABLE, _lpm(network))
+
+
+def classifier_keys(
+    egress_port: int, vlan_id: int | None, networks: Iterable[ipaddress.IPv4Network]
+) -> tuple[EntryKey, ...]:
+    """The keys of the classifier entries of a slice matching `vlan_id` and/or `networks` out of
+    `egress_port`: one per prefix, or one for a bare VLAN.
 
     A slice with a VLAN id goes to vlan_classifier (prefix /0 when it lists none), one without
-    to prefix_classifier; the best-effort slice has only its policy.
+    to prefix_classifier. Public so that the API can refuse a slice whose keys another slice
+    holds before the switch would.
     """
-    port = FieldMatch("egress_port", MatchKind.EXACT, slice_.egress_port)
-    networks = [ipaddress.IPv4Network(p) for p in slice_.ipv4_dst_prefixes]
-    if slice_.vlan_id is not None:
+    port = FieldMatch("egress_port", MatchKind.EXACT, egress_port)
+    matched = list(networks)
+    if vlan_id is not None:
         table = VLAN_CLASSIFIER
-        head: tuple[FieldMatch, ...] = (
-            port,
-            FieldMatch("vlan_id", MatchKind.EXACT, slice_.vlan_id),
-        )
-        networks = networks or [ipaddress.IPv4Network("0.0.0.0/0")]
+        head: tuple[FieldMatch, ...] = (port, FieldMatch("vlan_id", MatchKind.EXACT, vlan_id))
+        matched = matched or [ipaddress.IPv4Network("0.0.0.0/0")]
     else:
         table, head = PREFIX_CLASSIFIER, (port,)
+    return tuple((table, head + _lpm(n)) for n in matched)
+
+
+def slice_entries(slice_: DataplaneSlice) -> tuple[TableEntry, ...]:
+    """The classifier entries of a slice (`classifier_keys`) and its policy; the best-effort
+    slice (no VLAN, no prefix) has only its policy."""
+    networks = [ipaddress.IPv4Network(p) for p in slice_.ipv4_dst_prefixes]
+    keys = classifier_keys(slice_.egress_port, slice_.vlan_id, networks)
     set_slice = (("dp_sid", slice_.dp_sid),)
-    entries = [TableEntry(table, head + _lpm(n), SET_SLICE, set_slice) for n in networks]
+    entries = [TableEntry(table, match, SET_SLICE, set_slice) for table, match in keys]
     policy = slice_.policy()
     dp_sid = FieldMatch("dp_sid", MatchKind.EXACT, slice_.dp_sid)
     entries.append(TableEntry(SLICE_POLICY, (dp_sid,), policy.action, policy.params))
@@ -333,7 +351,7 @@ def dataplane_entries(
     slices: Iterable[DataplaneSlice], routes: Iterable[Route] = ()
 ) -> tuple[TableEntry, ...]:
     """Every entry of one switch, refusing two slices (or routes) that claim the same key."""
-    owner: dict[tuple[str, tuple[FieldMatch, ...]], str] = {}
+    owner: dict[EntryKey, str] = {}
     entries: list[TableEntry] = []
     sources: list[tuple[str, str, tuple[TableEntry, ...]]]
     sources = [(f"routes[{i}]", "", (route_entry(r),)) for i, r in enumerate(routes)]

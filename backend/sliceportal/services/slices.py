@@ -2,16 +2,19 @@
 
 Lock order, the same everywhere so concurrent requests cannot deadlock: the slice row (update,
 delete), then the switches it crosses (FOR NO KEY UPDATE, ascending id: serialises DP_SID
-allocation per switch), then its links together with every link of the slices with an
-end-to-end target that cross them (FOR UPDATE, ascending id, one statement: serialises
-admission per link and per such path; link updates take the same locks). Admission and DP_SIDs
-are decided under the locks; a creation inserts its own row before taking them, to keep the
-locked section short. A path that moved between being read and being locked makes the whole
-transaction start again (`admission.retrying`), never lock out of order.
+allocation and classifier keys per switch), then its links together with every link of the
+slices with an end-to-end target that cross them (FOR UPDATE, ascending id, one statement:
+serialises admission per link and per such path; link updates take the same locks).
+Classifier clashes, admission and DP_SIDs are decided under the locks; a creation inserts its
+own row before taking them, to keep the locked section short. A path that moved between being
+read and being locked makes the whole transaction start again (`admission.retrying`), never
+lock out of order.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from ipaddress import IPv4Network
 from typing import Any
 
 from sqlalchemy import Select, delete, exists, select
@@ -28,6 +31,9 @@ from sliceportal.db.models import (
     SliceSwitch,
 )
 from sliceportal.domain import SpecError, slice_spec
+from sliceportal.domain.dataplane import ROUTE_TABLE
+from sliceportal.domain.matchclash import PlacedMatch, first_clash, split_route
+from sliceportal.domain.reconcile import describe
 from sliceportal.services import admission, crud
 from sliceportal.services.changes import ChangeContext
 from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
@@ -46,6 +52,10 @@ ANALYSED_FIELDS = frozenset(
 )
 """Changing any of these re-runs admission on the slice's links (and on the paths of the
 slices with an end-to-end target that cross them)."""
+
+MATCH_FIELDS = frozenset({"vlan_id", "ipv4_prefixes", "link_ids"})
+"""Changing any of these checks again that no other slice holds one of the slice's classifier
+entries on a switch it crosses."""
 
 
 def slice_query() -> Select[tuple[Slice]]:
@@ -111,20 +121,120 @@ FOR NO KEY UPDATE
 """
 
 
-def _lock_links(
-    session: Session, link_ids: set[int], changed: set[int]
+_MATCH_CLASHES = """
+SELECT links.switch_id, links.port, slices.id, slices.name, slices.vlan_id,
+       slices.ipv4_prefixes
+FROM slice_links here
+JOIN slices ON slices.id = here.slice_id
+JOIN links ON links.id = here.link_id
+WHERE links.switch_id IN (SELECT switch_id FROM links WHERE id = ANY(%(links)s))
+  AND slices.id <> %(slice)s
+  AND (
+    slices.ipv4_prefixes && %(prefixes)s::cidr[]
+    OR (here.link_id = ANY(%(links)s) AND %(vlan)s::integer IS NOT NULL
+        AND slices.vlan_id = %(vlan)s::integer)
+  )
+ORDER BY slices.id, links.id
+"""
+"""The other slices that could share an entry with a slice on the switches it will cross: a
+prefix in common anywhere on those switches (routes are per switch), or on its own links the
+same VLAN. Only a narrowing, in the database, of what `matchclash.first_clash` decides."""
+_EXITS = "SELECT switch_id, port FROM links WHERE id = ANY(%s)"
+"""Where a slice will leave each switch it crosses (one link is one switch and egress port)."""
+
+
+@dataclass(frozen=True)
+class _Match:
+    """A slice's match as it will be stored, on the links it will cross."""
+
+    slice_id: int
+    vlan_id: int | None
+    prefixes: list[IPv4Network]
+    link_ids: set[int]
+
+    @classmethod
+    def of(cls, values: dict[str, Any], slice_id: int, link_ids: set[int]) -> _Match:
+        return cls(slice_id, values["vlan_id"], list(values["ipv4_prefixes"]), link_ids)
+
+
+def _lock(
+    session: Session, link_ids: set[int], match: _Match | None, changed: set[int] | None
 ) -> tuple[dict[int, str], dict[int, admission.LockedLink]]:
-    """Lock the switches of `link_ids` (their names by id), then those links and the paths of
-    the slices with an end-to-end target crossing `changed` (ascending ids, one statement
-    each); 422 if one of `link_ids` is gone."""
-    with crud.driver(session).cursor() as cursor:
-        cursor.execute(_LOCK_SWITCHES, (list(link_ids),))
-        switches = dict(cursor.fetchall())
-    links = admission.lock_links(session, link_ids, changed=changed)
-    missing = link_ids - links.keys()
+    """Lock the switches of `link_ids` (their names by id); then refuse `match` if another
+    slice holds one of its classifier entries there (`_refuse_clash`); then, unless `changed`
+    is None, lock `link_ids` and the paths of the slices with an end-to-end target crossing
+    `changed` (`admission.lock_links`; 422 if one of `link_ids` is gone).
+
+    The statements run in that order, each after the locks of the one before, but are sent in
+    one pipeline: one round trip where they took three, and each round trip under the locks
+    is a wait for the database and for this worker's GIL while the other requests queue.
+    """
+    connection = crud.driver(session)
+    links: dict[int, admission.LockedLink] = {}
+    with (
+        connection.pipeline(),
+        connection.cursor() as locking,
+        connection.cursor() as matching,
+        connection.cursor() as leaving,
+    ):
+        locking.execute(_LOCK_SWITCHES, (list(link_ids),))
+        if match is not None:
+            prefixes = [str(prefix) for prefix in match.prefixes]
+            leaving.execute(_EXITS, (list(match.link_ids),))
+            matching.execute(
+                _MATCH_CLASHES,
+                {
+                    "links": list(match.link_ids),
+                    "slice": match.slice_id,
+                    "vlan": match.vlan_id,
+                    "prefixes": prefixes,
+                },
+            )
+        if changed is not None:
+            links = admission.lock_links(session, link_ids, changed=changed)
+        switches = dict(locking.fetchall())
+        clashing = matching.fetchall() if match is not None else []
+        exits = leaving.fetchall() if match is not None else []
+    missing = link_ids - links.keys() if changed is not None else set()
     if missing:
         raise InvalidFieldError(f"link {min(missing)} does not exist", field="link_ids")
+    if match is not None:
+        _refuse_clash(match, clashing, exits, switches)
     return switches, links
+
+
+def _refuse_clash(
+    match: _Match, rows: list[Any], exits: list[tuple[int, int]], switches: dict[int, str]
+) -> None:
+    """409 when the slice would need an entry that another slice holds with another action on a
+    switch it crosses (`rows`: `_MATCH_CLASHES`), or would route one prefix out of two ports of
+    one switch (`exits`): the switch could take only one of them.
+
+    Read under the switch locks: a slice joins a switch only under its lock (`_set_links`), so
+    the query, which starts after they are granted, sees every slice a concurrent change
+    committed there, and the next one waits for this commit.
+    """
+    split = split_route(match.prefixes, exits)
+    if split is not None:
+        raise ConflictError(
+            f"the slice crosses two links of switch {switches[split]!r} and lists prefixes: a "
+            "switch routes each prefix out of one port",
+            field="link_ids",
+        )
+    placed = [
+        PlacedMatch(other, name, switch_id, port, vlan_id, tuple(prefixes))
+        for switch_id, port, other, name, vlan_id, prefixes in rows
+    ]
+    clash = first_clash(match.vlan_id, match.prefixes, exits, placed)
+    if clash is not None:
+        other = clash.other
+        what = "route" if clash.key[0] == ROUTE_TABLE else "classifier entry"
+        raise ConflictError(
+            f"slice {other.name!r} (id {other.slice_id}) already holds the entry "
+            f"{describe(clash.key)} on switch {switches[other.switch_id]!r}: a switch takes "
+            f"one {what} per key",
+            field=clash.field,
+        )
 
 
 def _admit(
@@ -284,7 +394,7 @@ def _create(
     session.add(row)
     session.flush()
     link_ids = set(data.link_ids)
-    switches, links = _lock_links(session, link_ids, link_ids)
+    switches, links = _lock(session, link_ids, _Match.of(values, row.id, link_ids), link_ids)
     _admit(session, values, row.id, links, link_ids)
     _set_links(session, row, switches, [links[i] for i in sorted(link_ids)], data.dp_sid)
     crud.log_and_reconcile(
@@ -318,13 +428,18 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
         values["marking_threshold_s"] = None
     _check_rules(values)
     link_ids = set(data.link_ids if data.link_ids is not None else row.link_ids)
-    if data.model_fields_set & ANALYSED_FIELDS:
-        switches, links = _lock_links(session, link_ids | set(row.link_ids), link_ids)
+    fields = data.model_fields_set
+    match = _Match.of(values, row.id, link_ids) if fields & MATCH_FIELDS else None
+    if fields & ANALYSED_FIELDS:
+        switches, links = _lock(session, link_ids | set(row.link_ids), match, link_ids)
         _check_name_free(session, values["name"], row.id)
         _admit(session, values, row.id, links, link_ids)
         _set_links(session, row, switches, [links[link_id] for link_id in sorted(link_ids)])
-    elif "name" in given:
-        _check_name_free(session, values["name"], row.id)
+    else:
+        if match is not None:
+            _lock(session, link_ids, match, changed=None)
+        if "name" in given:
+            _check_name_free(session, values["name"], row.id)
     for key in columns - {"id", "created_at", "updated_at"}:
         setattr(row, key, values[key])
     row.state = SliceState.PENDING
