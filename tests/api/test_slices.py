@@ -288,20 +288,28 @@ def test_create_slice_no_dp_sid_left(
     link: dict[str, Any],
     db: sessionmaker[Session],
 ) -> None:
-    """Every DP_SID of the switch held (rows written directly: 4,095 creations take long)."""
+    """Every DP_SID of the switch held (rows written directly: 4,095 creations take long), and
+    removed afterwards: other tests list every slice of the shared database."""
+    prefix = unique("full-")
     with db() as session:
         session.execute(
             text(
                 "WITH made AS (INSERT INTO slices (name, vlan_id, rate_bps, burst_limit_s, "
                 "delay_target_s, priority) SELECT :prefix || n, 10, 1, 0.01, 0.01, 0 "
-                "FROM generate_series(1, :count) AS n RETURNING id) "
+                "FROM generate_series(1, :count) AS n RETURNING id), "
+                "slas AS (INSERT INTO slice_slas (slice_id) SELECT id FROM made) "
                 "INSERT INTO slice_switches (slice_id, switch_id, dp_sid) "
                 "SELECT id, :switch, row_number() OVER (ORDER BY id) FROM made"
             ),
-            {"prefix": unique("full-"), "count": MAX_DP_SID, "switch": link["switch_id"]},
+            {"prefix": prefix, "count": MAX_DP_SID, "switch": link["switch_id"]},
         )
         session.commit()
-    response = client.post(URL, json=slice_body([link["id"]]), headers=operator_headers)
+    try:
+        response = client.post(URL, json=slice_body([link["id"]]), headers=operator_headers)
+    finally:
+        with db() as session:
+            session.execute(text("DELETE FROM slices WHERE name LIKE :p"), {"p": prefix + "%"})
+            session.commit()
     assert response.status_code == 409
     assert response.json()["field"] == "body.link_ids"
     assert "no free DP_SID" in response.json()["detail"]
