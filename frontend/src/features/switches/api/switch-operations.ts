@@ -1,7 +1,6 @@
 /**
  * Deploy and reconcile-now: each queues a task for the control-plane workers (202 with the
- * task id; 503 when the task queue is down). A server without the endpoints answers 404/405
- * and the UI says "not available yet".
+ * task id; 503 when the task queue is down, shown as the operation's error).
  *
  * - `POST /api/v1/switches/{id}/deploy`     push the pipeline (unless the switch has it), then
  *                                            reconcile the entries

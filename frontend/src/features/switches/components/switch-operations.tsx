@@ -1,16 +1,15 @@
 import { Button } from '@/components/ui/button';
 import { Notice } from '@/components/ui/notice';
-import { ApiError, errorMessage } from '@/lib/problem';
+import { errorMessage } from '@/lib/problem';
 
 import { useSwitchOperation } from '../api/switch-operations';
 
-/** Deploy and reconcile-now buttons, with a designed "not available yet" answer. */
+/** Deploy and reconcile-now buttons; the workers do the work, the sync state below shows it. */
 export function SwitchOperations({ switchId, canAct }: { switchId: number; canAct: boolean }) {
   const deploy = useSwitchOperation('deploy');
   const reconcile = useSwitchOperation('reconcile');
   const error = deploy.error ?? reconcile.error;
   const done = deploy.data ?? reconcile.data;
-  const missing = error instanceof ApiError && error.isMissingEndpoint;
   return (
     <div className="stack" style={{ gap: 10 }}>
       <div className="row">
@@ -22,12 +21,7 @@ export function SwitchOperations({ switchId, canAct }: { switchId: number; canAc
         </Button>
         {!canAct && <span className="muted">Your role may not deploy.</span>}
       </div>
-      {missing && (
-        <Notice tone="info" title="Deploying is not available yet">
-          This server has no deploy or reconcile endpoint yet (the control-plane workers are being built). The buttons work as soon as it does.
-        </Notice>
-      )}
-      {error && !missing && <Notice tone="bad" title="The switch operation failed">{errorMessage(error)}</Notice>}
+      {error && <Notice tone="bad" title="The switch operation failed">{errorMessage(error)}</Notice>}
       {done && (
         <Notice tone="ok" title="Requested">
           {done.deploy ? 'Deploy' : 'Reconciliation'} queued (task <span className="mono">{done.task_id.slice(0, 12)}</span>); the sync state below updates when the workers finish.
