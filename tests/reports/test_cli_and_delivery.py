@@ -62,6 +62,32 @@ def test_the_cli_prints_the_report_the_api_serves(
     )
 
 
+def test_link_names_with_slashes_are_found_or_called_ambiguous(
+    client: TestClient, operator_headers: dict[str, str], settings: Settings
+) -> None:
+    """SWITCH/LINK where the names contain "/" themselves: every split is tried."""
+    suffix = factories.unique("x")
+    switch = factories.create(
+        client, "switches", operator_headers, factories.switch_body(name=f"core/{suffix}")
+    )
+    body = factories.link_body(switch["id"], name=f"{suffix}/eth1")
+    link = factories.create(client, "links", operator_headers, body)
+    done = _run(settings, "link", f"core/{suffix}/{suffix}/eth1", "--window", "0")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scope"]["id"] == link["id"]
+    other = factories.create(
+        client, "switches", operator_headers, factories.switch_body(name=f"core/{suffix}/{suffix}")
+    )
+    twin = factories.link_body(other["id"], name="eth1")
+    twin_id = factories.create(client, "links", operator_headers, twin)["id"]
+    done = _run(settings, "link", f"core/{suffix}/{suffix}/eth1")
+    assert done.returncode == 2 and b"is ambiguous" in done.stderr
+    # By id, each gets its report; the two display names are told apart by the id.
+    done = _run(settings, "link", str(twin_id), "--window", "0")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scope"]["name"].endswith(f"(link {twin_id})")
+
+
 def test_the_cli_writes_a_pdf_and_a_csv(
     settings: Settings, link: dict[str, Any], tmp_path: Path
 ) -> None:

@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _scope_id(session: Session, scope: str, name: str | None) -> int | None:
-    """The id of the switch or link the user named, by name or by id."""
+    """The id of the switch or link the user named: by name, else by id."""
     from sliceportal.db.models import Link, Switch
 
     if scope == "network":
@@ -72,25 +72,34 @@ def _scope_id(session: Session, scope: str, name: str | None) -> int | None:
     if name is None:
         raise CliError(f"name the {scope} (see sliceportal report --help)")
     if scope == "switch":
-        query = sa.select(Switch.id).where(
-            Switch.name == name if not name.isdigit() else Switch.id == int(name)
-        )
+        found = session.scalar(sa.select(Switch.id).where(Switch.name == name))
+        if found is None and name.isdigit():
+            found = session.scalar(sa.select(Switch.id).where(Switch.id == int(name)))
+    elif name.isdigit():
+        found = session.scalar(sa.select(Link.id).where(Link.id == int(name)))
     else:
-        switch_name, _, link_name = name.rpartition("/")
-        if name.isdigit():
-            query = sa.select(Link.id).where(Link.id == int(name))
-        elif not switch_name:
-            raise CliError(f"name the link as SWITCH/LINK or by id, not {name!r}")
-        else:
-            query = (
-                sa.select(Link.id)
-                .join(Switch, Switch.id == Link.switch_id)
-                .where(Switch.name == switch_name, Link.name == link_name)
-            )
-    found = session.scalar(query)
+        found = _link_by_path(session, name)
     if found is None:
         raise CliError(f"{scope} {name!r} does not exist")
     return found
+
+
+def _link_by_path(session: Session, name: str) -> int | None:
+    """The link named SWITCH/LINK. Both names may contain "/" themselves, so every split is
+    tried; more than one match is ambiguous (the id then names the link)."""
+    from sliceportal.db.models import Link, Switch
+
+    splits = [(name[:i], name[i + 1 :]) for i, char in enumerate(name) if char == "/"]
+    if not splits:
+        raise CliError(f"name the link as SWITCH/LINK or by id, not {name!r}")
+    found = session.scalars(
+        sa.select(Link.id)
+        .join(Switch, Switch.id == Link.switch_id)
+        .where(sa.or_(*(sa.and_(Switch.name == s, Link.name == n) for s, n in splits)))
+    ).all()
+    if len(found) > 1:
+        raise CliError(f"link {name!r} is ambiguous (links {sorted(found)}): name it by id")
+    return found[0] if found else None
 
 
 def _check_bounds(args: argparse.Namespace) -> None:

@@ -8,7 +8,7 @@ report itself is the pure `sliceportal.domain.reports.build_report`.
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Literal
 
@@ -69,17 +69,20 @@ def load_network(session: Session) -> Network:
     link_rows = session.execute(
         sa.select(Link, Switch.name).join(Switch, Switch.id == Link.switch_id).order_by(Link.id)
     ).all()
+    names = [f"{switch_name}/{link.name}" for link, switch_name in link_rows]
+    taken = Counter(names)
     links = tuple(
         NetworkLink(
             id=link.id,
-            name=f"{switch_name}/{link.name}",
+            # Switch and link names may contain "/": where two read the same, the id tells.
+            name=name if taken[name] == 1 else f"{name} (link {link.id})",
             switch=switch_name,
             capacity_bps=link.capacity_bps,
             model=link.model,
             queue_count=link.queue_count,
             mtu_bytes=link.mtu_bytes,
         )
-        for link, switch_name in link_rows
+        for (link, switch_name), name in zip(link_rows, names, strict=True)
     )
     crossed: dict[int, list[int]] = defaultdict(list)
     for slice_id, link_id in session.execute(
