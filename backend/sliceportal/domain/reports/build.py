@@ -7,10 +7,11 @@ cross links out of it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from collections.abc import Collection, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 from sliceportal.domain.bounds import LevelBounds, evaluate_levels
 from sliceportal.domain.curves import MAX_POINTS
@@ -224,15 +225,11 @@ def _measured(
     ratio = None
     if delay_max is not None and math.isfinite(bound) and bound > 0:
         ratio = delay_max / bound
+    measured_fields: dict[str, Any] = {
+        field.name: getattr(measured, field.name) for field in dataclasses.fields(measured)
+    }
     return Measured(
-        window_s=measured.window_s,
-        peak_rate_bps=measured.peak_rate_bps,
-        mean_rate_bps=measured.mean_rate_bps,
-        delay_p50_s=measured.delay_p50_s,
-        delay_p95_s=measured.delay_p95_s,
-        delay_p99_s=measured.delay_p99_s,
-        delay_max_s=delay_max,
-        loss_ratio=measured.loss_ratio,
+        **measured_fields,
         peak_rate_vs_declared=measured.peak_rate_bps / declared.rate_bps,
         delay_max_vs_bound=ratio,
     )

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
+from sliceportal.domain.reports.network import MeasuredSlice
 from sliceportal.domain.reports.tables import Table, report_tables
 
 T = TypeVar("T")
@@ -136,15 +137,9 @@ NO_HEADROOM = Headroom(None, None, None, None)
 
 
 @dataclass(frozen=True, slots=True)
-class Measured:
-    window_s: float
-    peak_rate_bps: float
-    mean_rate_bps: float
-    delay_p50_s: float | None
-    delay_p95_s: float | None
-    delay_p99_s: float | None
-    delay_max_s: float | None
-    loss_ratio: float | None
+class Measured(MeasuredSlice):
+    """What telemetry measured, against what the slice declared and what was bounded."""
+
     peak_rate_vs_declared: float
     delay_max_vs_bound: float | None
 

@@ -127,33 +127,17 @@ def _inadmissible_link(inputs: FindingInputs, link_index: int, link: LinkReport)
         f"(slice {first.name}: {reason})."
     )
     if needed is None:
-        found = [
-            _Found(
-                Kind.LINK_INADMISSIBLE,
-                Finding(
-                    "critical",
-                    subject,
-                    text,
-                    "No capacity meets these targets (a zero target behind a burst or a "
-                    f"blocking packet): loosen the per-hop target of slice {first.name}.",
-                    Action("investigate", link=link.name, slice=first.name),
-                ),
-            )
-        ]
+        advice = (
+            "No capacity meets these targets (a zero target behind a burst or a blocking "
+            f"packet): loosen the per-hop target of slice {first.name}."
+        )
+        action = Action("investigate", link=link.name, slice=first.name)
     else:
-        found = [
-            _Found(
-                Kind.LINK_INADMISSIBLE,
-                Finding(
-                    "critical",
-                    subject,
-                    text,
-                    f"Raise its capacity to {format_rate(needed)} "
-                    f"(from {format_rate(link.capacity_bps)}).",
-                    Action("raise-capacity", link=link.name, capacity_bps=needed),
-                ),
-            )
-        ]
+        advice = (
+            f"Raise its capacity to {format_rate(needed)} (from {format_rate(link.capacity_bps)})."
+        )
+        action = Action("raise-capacity", link=link.name, capacity_bps=needed)
+    found = [_Found(Kind.LINK_INADMISSIBLE, Finding("critical", subject, text, advice, action))]
     if levels.total_rate_bps <= levels.capacity_bps:
         found.extend(_moves(inputs, link_index, link))
         found.extend(_burst_caps(inputs, link_index, link))
