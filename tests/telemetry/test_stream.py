@@ -123,6 +123,26 @@ def test_the_all_slices_stream_opens_with_a_ticket(
     assert isinstance(batch, list) and {"slice_id", "vq_cdf"} <= set(batch[0])
 
 
+def test_the_all_slices_stream_sends_only_the_events_asked_for(
+    client: TestClient, viewer_headers: dict[str, str], settings: Settings, served: str
+) -> None:
+    """`events=alert` (the alert lists of the UI) subscribes to the alerts channel alone."""
+    channels = Channels.of(settings.database_url)
+    ticket = client.post("/api/v1/stream/ticket", headers=viewer_headers).json()["ticket"]
+    publisher = redis.Redis.from_url(settings.redis_url)
+    try:
+        params = {"token": ticket, "events": "alert"}
+        with httpx.stream("GET", f"{served}/api/v1/stream", params=params, timeout=10) as stream:
+            assert stream.status_code == 200
+            publish_until_heard(publisher, channels.alerts, '{"event": "firing"}')
+            assert first(stream, "alert") == '{"event": "firing"}'
+            assert publisher.publish(channels.samples, "[]") == 0  # nobody listens for samples
+    finally:
+        publisher.close()
+    refused = httpx.get(f"{served}/api/v1/stream", params={"token": ticket, "events": "x"})
+    assert refused.status_code == 422
+
+
 def test_streams_refuse_missing_or_wrong_credentials(
     client: TestClient, viewer_headers: dict[str, str], served: str
 ) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import jwt
 from fastapi import APIRouter, Depends, Query, Request
@@ -115,13 +115,30 @@ async def create_stream_ticket(user: ViewerUser, settings: SettingsDep) -> Strea
     )
 
 
+StreamEvent = Literal["samples", "alert"]
+
+
 @router.get("", response_class=StreamingResponse, responses=SSE_RESPONSE)
-async def stream_all(_: StreamUser, settings: SettingsDep) -> StreamingResponse:
+async def stream_all(
+    _: StreamUser,
+    settings: SettingsDep,
+    events: Annotated[
+        list[StreamEvent] | None,
+        Query(description="the events to send (repeat the parameter); default: both"),
+    ] = None,
+) -> StreamingResponse:
     """Every slice's samples (event `samples`: a JSON list per poll of a switch) and every
-    alert event (event `alert`: `{event, alert}`), with keep-alive comments."""
+    alert event (event `alert`: `{event, alert}`), with keep-alive comments. A page that shows
+    only alerts asks for `events=alert` and is spared every switch's samples each second."""
     channels = Channels.of(settings.database_url)
+    wanted = set(events or ("samples", "alert"))
+    subscribed = [
+        channel
+        for name, channel in (("samples", channels.samples), ("alert", channels.alerts))
+        if name in wanted
+    ]
 
     def framer(channel: str, data: str) -> str:
         return frame("alert" if channel == channels.alerts else "samples", data)
 
-    return event_stream(settings, [channels.samples, channels.alerts], framer)
+    return event_stream(settings, subscribed, framer)

@@ -468,7 +468,8 @@ export interface paths {
         /**
          * Stream All
          * @description Every slice's samples (event `samples`: a JSON list per poll of a switch) and every
-         *     alert event (event `alert`: `{event, alert}`), with keep-alive comments.
+         *     alert event (event `alert`: `{event, alert}`), with keep-alive comments. A page that shows
+         *     only alerts asks for `events=alert` and is spared every switch's samples each second.
          */
         get: operations["stream-stream_all"];
         put?: never;
@@ -3069,6 +3070,8 @@ export interface operations {
     "stream-stream_all": {
         parameters: {
             query?: {
+                /** @description the events to send (repeat the parameter); default: both */
+                events?: ("samples" | "alert")[] | null;
                 /** @description a stream ticket, for clients that cannot send headers */
                 token?: string | null;
             };

@@ -30,11 +30,21 @@ export function getAlerts(filters: AlertFilters = {}, signal?: AbortSignal) {
   return unwrap(api.GET('/api/v1/alerts', { params: { query: { ...filters, limit: 1000 } }, signal }));
 }
 
+/** The prefix of every alerts query: invalidated by the alert stream and by acknowledging. */
+export const ALERTS_QUERY_KEY = ['alerts'] as const;
+
+/**
+ * A slow fallback poll: the alert stream (`use-alert-stream.ts`) invalidates the lists on every
+ * alert event, so they change at once; polling every 30 s only bounds how stale a list gets
+ * while the stream is broken or reconnecting (or the browser has no EventSource).
+ */
+export const ALERTS_FALLBACK_POLL_MS = 30_000;
+
 export const getAlertsQueryOptions = (filters: AlertFilters = {}) =>
   queryOptions({
-    queryKey: ['alerts', 'list', filters],
+    queryKey: [...ALERTS_QUERY_KEY, 'list', filters],
     queryFn: ({ signal }) => getAlerts(filters, signal),
-    refetchInterval: 5000,
+    refetchInterval: ALERTS_FALLBACK_POLL_MS,
   });
 
 export function useAlerts(filters: AlertFilters = {}) {

@@ -12,6 +12,7 @@ import { errorMessage } from '@/lib/problem';
 
 import { useAckAlert } from '../api/ack-alert';
 import { RULE_LABELS, useAlerts, type Alert, type AlertState } from '../api/get-alerts';
+import { useAlertStream } from '../api/use-alert-stream';
 
 const TABS: { value: AlertState; label: string }[] = [
   { value: 'firing', label: 'Firing' },
@@ -73,10 +74,11 @@ export function AlertsTable({ alerts, canAck, compact }: { alerts: Alert[]; canA
   );
 }
 
-/** Firing and resolved alerts with acknowledgement, each linked to its slice. */
+/** Firing and resolved alerts with acknowledgement, each linked to its slice; live (alert stream). */
 export function AlertsList({ canAck }: { canAck: boolean }) {
   const [tab, setTab] = useState<AlertState>('firing');
   const alerts = useAlerts({ state: tab });
+  useAlertStream();
   return (
     <div>
       <div className="tabs" role="tablist" aria-label="Alert state">
@@ -111,9 +113,10 @@ export function AlertsList({ canAck }: { canAck: boolean }) {
   );
 }
 
-/** The firing alerts, for the overview. */
+/** The firing alerts, for the overview; live (alert stream). */
 export function FiringAlerts({ canAck }: { canAck: boolean }) {
   const alerts = useAlerts({ state: 'firing' });
+  useAlertStream();
   return (
     <QueryView
       query={alerts}

@@ -1,6 +1,8 @@
+import { backoffMs } from '@/lib/ticketed-stream';
+
 import { historyResolution } from './get-telemetry-history';
 import { parseSample, parseSamples } from './telemetry';
-import { backoffMs, streamUrl } from './use-telemetry-stream';
+import { streamUrl } from './use-telemetry-stream';
 
 const wireSample = {
   t: '2026-01-01T00:00:00+00:00', slice_id: 4, switch_id: 1, downsampled: false, counters_reset: false, interval_s: 1,

@@ -3,7 +3,7 @@
  * (docs/telemetry.md; typed from the generated client). The calls are one file each:
  *
  * - `get-telemetry-history.ts`: `GET /api/v1/slices/{id}/telemetry?start=&end=&resolution=`;
- * - `create-stream-ticket.ts`: `POST /api/v1/stream/ticket` (a 60 s ticket for `?token=`);
+ * - `@/api/create-stream-ticket`: `POST /api/v1/stream/ticket` (a 60 s ticket for `?token=`);
  * - `use-telemetry-stream.ts`: `GET /api/v1/slices/{id}/telemetry/stream` with an EventSource
  *   (event `sample`, one JSON sample per poll of the slice and switch).
  *

@@ -4,27 +4,24 @@
  * passed as `?token=`, since EventSource cannot send the bearer header.
  *
  * Every (re)connection takes a fresh ticket: on any error the EventSource is closed (its own
- * retry would reuse an expired ticket) and the hook reconnects after 1, 2, 4 … 15 s.
+ * retry would reuse an expired ticket) and the hook reconnects after 1, 2, 4 … 15 s
+ * (`@/lib/ticketed-stream`, shared with the alert stream).
  * States: `connecting` → `live` (a sample in the last STALE_AFTER_MS) → `stale` (connected,
  * no sample lately); `reconnecting` (with when and why); `forbidden` when the API refuses the
  * ticket with 403. The last MAX_SAMPLES samples are kept.
  */
 import { useEffect, useRef, useState } from 'react';
 
+import { createStreamTicket } from '@/api/create-stream-ticket';
 import { env } from '@/config/env';
-import { ApiError, errorMessage } from '@/lib/problem';
+import { openTicketedStream, type StreamControl, type TicketedStream } from '@/lib/ticketed-stream';
 
-import { createStreamTicket } from './create-stream-ticket';
 import { parseSample, type TelemetrySample } from './telemetry';
 
 export type StreamStatus = 'connecting' | 'live' | 'stale' | 'reconnecting' | 'forbidden';
 
 export const STALE_AFTER_MS = 5000;
 export const MAX_SAMPLES = 600;
-
-export function backoffMs(attempt: number): number {
-  return Math.min(15_000, 1000 * 2 ** Math.max(0, attempt));
-}
 
 export function streamUrl(sliceId: number, ticket: string): string {
   return `${env.apiBaseUrl}/api/v1/slices/${sliceId}/telemetry/stream?token=${encodeURIComponent(ticket)}`;
@@ -51,11 +48,7 @@ export function useTelemetryStream(sliceId: number, enabled = true): TelemetrySt
 
   useEffect(() => {
     if (!enabled) return undefined;
-    let cancelled = false;
-    let controller: AbortController | null = null;
-    let source: EventSource | null = null;
-    let timer: number | undefined;
-    let attempt = 0;
+    let stream: TicketedStream | null = null;
 
     const staleTimer = window.setInterval(() => {
       const last = lastRef.current;
@@ -64,19 +57,7 @@ export function useTelemetryStream(sliceId: number, enabled = true): TelemetrySt
       );
     }, 1000);
 
-    const retry = (reason: string) => {
-      if (cancelled) return;
-      source?.close();
-      source = null;
-      const delay = backoffMs(attempt);
-      attempt += 1;
-      setError(reason);
-      setStatus('reconnecting');
-      setRetryAt(Date.now() + delay);
-      timer = window.setTimeout(() => void connect(), delay);
-    };
-
-    const onSample = (event: MessageEvent<string>) => {
+    const onSample = (event: MessageEvent<string>, control: StreamControl) => {
       let sample: TelemetrySample | null = null;
       try {
         sample = parseSample(JSON.parse(event.data));
@@ -84,7 +65,7 @@ export function useTelemetryStream(sliceId: number, enabled = true): TelemetrySt
         sample = null;
       }
       if (!sample) return;
-      attempt = 0;
+      control.resetBackoff();
       const now = Date.now();
       lastRef.current = now;
       setLastSampleAt(now);
@@ -97,48 +78,32 @@ export function useTelemetryStream(sliceId: number, enabled = true): TelemetrySt
       });
     };
 
-    async function connect(): Promise<void> {
-      if (cancelled) return;
-      controller = new AbortController();
-      setRetryAt(null);
-      let ticket: string;
-      try {
-        ticket = (await createStreamTicket(controller.signal)).ticket;
-      } catch (cause) {
-        if (cancelled || (cause instanceof DOMException && cause.name === 'AbortError')) return;
-        if (cause instanceof ApiError && cause.status === 403) {
-          setStatus('forbidden');
-          setError(cause.problem.detail);
-          return;
-        }
-        // 401 ends the session (the client signs out); anything else is retried.
-        if (cause instanceof ApiError && cause.status === 401) return;
-        return retry(errorMessage(cause));
-      }
-      if (cancelled) return;
-      const es = new EventSource(streamUrl(sliceId, ticket));
-      source = es;
-      es.onopen = () => {
-        if (source !== es) return;
-        setError(null);
-        setStatus((s) => (s === 'live' ? s : 'stale'));
-      };
-      es.addEventListener('sample', onSample);
-      es.onerror = () => {
-        if (source === es) retry('the connection was lost');
-      };
-    }
-
-    timer = window.setTimeout(() => {
+    const timer = window.setTimeout(() => {
       setSamples([]);
       setError(null);
       setStatus('connecting');
-      void connect();
+      stream = openTicketedStream({
+        createTicket: createStreamTicket,
+        url: (ticket) => streamUrl(sliceId, ticket),
+        events: { sample: onSample },
+        onConnect: () => setRetryAt(null),
+        onOpen: () => {
+          setError(null);
+          setStatus((s) => (s === 'live' ? s : 'stale'));
+        },
+        onRetry: (reason, at) => {
+          setError(reason);
+          setStatus('reconnecting');
+          setRetryAt(at);
+        },
+        onForbidden: (detail) => {
+          setStatus('forbidden');
+          setError(detail);
+        },
+      });
     }, 0);
     return () => {
-      cancelled = true;
-      controller?.abort();
-      source?.close();
+      stream?.close();
       window.clearTimeout(timer);
       window.clearInterval(staleTimer);
     };
