@@ -146,16 +146,17 @@ def plane(
     sessions = create_sessionmaker(engine)
     with sessions() as db:
         headers = factories.auth_headers(factories.create_user(db, Role.OPERATOR), settings)
+    plane = Plane(plane_settings, supervisor, redis, proxy, sessions, headers)
     supervisor.start()
     try:
         wait_until_logged(supervisor.child("worker"), "ready.")
         wait_until_logged(supervisor.child("beat"), "beat: Starting")
-        yield Plane(plane_settings, supervisor, redis, proxy, sessions, headers)
+        yield plane
     finally:
         supervisor.stop()
         engine.dispose()
         proxy.cut()
-        redis.stop()
+        plane.redis.stop()  # a test may have restarted it: stop the one running now
 
 
 def _running(log: str) -> set[str]:
