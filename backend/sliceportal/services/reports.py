@@ -14,10 +14,10 @@ from typing import Literal
 
 import numpy as np
 import sqlalchemy as sa
+from numpy.typing import NDArray
 from sqlalchemy.orm import Session
 
 from sliceportal.db.models import Link, Slice, SliceLink, Switch, TelemetrySample
-from sliceportal.domain import p4constants as c
 from sliceportal.domain.reports import (
     MeasuredSlice,
     Network,
@@ -26,8 +26,9 @@ from sliceportal.domain.reports import (
     Report,
     build_report,
 )
-from sliceportal.domain.telemetry import COLUMNS, LOWER_S, NO_BUCKET, REPORTED_S, batch_metrics
+from sliceportal.domain.telemetry import LOWER_S, NO_BUCKET, REPORTED_S, batch_metrics
 from sliceportal.services.errors import InvalidFieldError, NotFoundError
+from sliceportal.telemetry.store import HISTOGRAMS, PAIR_COLUMNS, hist_sum
 
 ScopeKind = Literal["network", "switch", "link"]
 
@@ -50,6 +51,10 @@ class ReportRequest:
     def check(self) -> None:
         if self.scope != "network" and self.scope_id is None:
             raise InvalidFieldError(f"a {self.scope} report needs its id", field="scope_id")
+        self.check_parameters()
+
+    def check_parameters(self) -> None:
+        """The growth, horizon and window, before any lookup (the CLI checks these first)."""
         if not 0 <= self.growth_percent_per_month <= MAX_GROWTH_PERCENT:
             raise InvalidFieldError(
                 f"must be from 0 to {MAX_GROWTH_PERCENT:g}", field="growth_percent"
@@ -122,18 +127,10 @@ def _scope(session: Session, request: ReportRequest, network: Network) -> tuple[
 
 
 _samples = TelemetrySample.__table__
-_PAIRS = COLUMNS[: -2 * c.HIST_BUCKETS]
-_OFFERED = ("forwarded", "vq_dropped", "real_dropped")
-"""What a slice offered: the packets forwarded and those either queue dropped."""
 
 
-def _hist_sums(name: str) -> list[sa.ColumnElement[int]]:
-    column = _samples.c[name]
-    return [sa.cast(sa.func.sum(column[i]), sa.BigInteger) for i in range(1, c.HIST_BUCKETS + 1)]
-
-
-def _offered_packets(counts: np.ndarray[tuple[int], np.dtype[np.int64]]) -> int:
-    return sum(int(counts[COLUMNS.index(f"{name}_packets")]) for name in _OFFERED)
+def _delay_s(bucket: int, edges: NDArray[np.float64]) -> float | None:
+    return None if bucket == NO_BUCKET else float(edges[bucket])
 
 
 def measured_slices(
@@ -154,9 +151,8 @@ def measured_slices(
             _samples.c.slice_id,
             sa.func.sum(_samples.c.interval_s),
             sa.func.max(throughput),
-            *(sa.cast(sa.func.sum(_samples.c[name]), sa.BigInteger) for name in _PAIRS),
-            *_hist_sums("vq_hist"),
-            *_hist_sums("rq_hist"),
+            *(sa.cast(sa.func.sum(_samples.c[name]), sa.BigInteger) for name in PAIR_COLUMNS),
+            *(hist_sum(name) for name in HISTOGRAMS),
         )
         .where(
             _samples.c.slice_id.in_(slice_ids),
@@ -167,27 +163,30 @@ def measured_slices(
         .group_by(_samples.c.slice_id, _samples.c.switch_id)
     )
     rows = session.execute(query).all()
-    per_slice: dict[int, list[tuple[float, float, list[int]]]] = defaultdict(list)
-    for slice_id, interval, peak, *cells in rows:
-        per_slice[slice_id].append((float(interval), float(peak), [int(v) for v in cells]))
-    found: dict[int, MeasuredSlice] = {}
+    if not rows:
+        return {}
+    hops_of: dict[int, list[int]] = defaultdict(list)
+    for index, row in enumerate(rows):
+        hops_of[row[0]].append(index)
+    intervals = np.array([row[1] for row in rows], dtype=np.float64)
+    counts = np.array([[*row[3:-2], *row[-2], *row[-1]] for row in rows], dtype=np.int64)
+    per_hop = batch_metrics(counts, intervals)
     window_s = (end - start).total_seconds()
-    for slice_id, hops in per_slice.items():
-        counts = np.array([np.sum([hop[2] for hop in hops], axis=0)], dtype=np.int64)
-        metrics = batch_metrics(counts, np.array([max(hop[0] for hop in hops)]))
-        p50, p95, p99, top = (int(b) for b in metrics.rq_buckets[0])
-        mean = max(
-            hop[2][COLUMNS.index("forwarded_bytes")] * 8.0 / hop[0] for hop in hops if hop[0]
+    found: dict[int, MeasuredSlice] = {}
+    for slice_id, hops in hops_of.items():
+        pooled = batch_metrics(
+            counts[hops].sum(axis=0, keepdims=True), intervals[hops].max(keepdims=True)
         )
+        p50, p95, p99, top = (int(b) for b in pooled.rq_buckets[0])
         found[slice_id] = MeasuredSlice(
             window_s=window_s,
-            peak_rate_bps=max(hop[1] for hop in hops),
-            mean_rate_bps=mean,
-            delay_p50_s=None if p50 == NO_BUCKET else float(REPORTED_S[p50]),
-            delay_p95_s=None if p95 == NO_BUCKET else float(REPORTED_S[p95]),
-            delay_p99_s=None if p99 == NO_BUCKET else float(REPORTED_S[p99]),
-            delay_max_s=None if top == NO_BUCKET else float(LOWER_S[top]),
-            loss_ratio=float(metrics.drop_ratio[0]) if _offered_packets(counts[0]) else None,
+            peak_rate_bps=max(float(rows[hop][2]) for hop in hops),
+            mean_rate_bps=float(per_hop.throughput_bps[hops].max()),
+            delay_p50_s=_delay_s(p50, REPORTED_S),
+            delay_p95_s=_delay_s(p95, REPORTED_S),
+            delay_p99_s=_delay_s(p99, REPORTED_S),
+            delay_max_s=_delay_s(top, LOWER_S),
+            loss_ratio=float(pooled.drop_ratio[0]) if pooled.offered_bps[0] > 0 else None,
         )
     return found
 

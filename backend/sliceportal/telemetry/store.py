@@ -197,7 +197,8 @@ _TICK = dt.timedelta(microseconds=1)
 """Buckets are (start, end] like the intervals of the samples: binned on ``t`` minus a tick."""
 
 
-def _hist_sum(name: str) -> sa.ColumnElement[Any]:
+def hist_sum(name: str) -> sa.ColumnElement[Any]:
+    """The bucket-by-bucket sum of histogram column ``name`` over a group, as one array."""
     column = _table.c[name]
     return postgresql.array(
         [sa.cast(sa.func.sum(column[i]), sa.BigInteger) for i in range(1, c.HIST_BUCKETS + 1)]
@@ -254,7 +255,7 @@ def history(
             sa.func.max(_table.c.t).label("t"),
             sa.func.sum(_table.c.interval_s).label("interval_s"),
             *(sa.cast(sa.func.sum(_table.c[n]), sa.BigInteger).label(n) for n in PAIR_COLUMNS),
-            *(_hist_sum(name).label(name) for name in HISTOGRAMS),
+            *(hist_sum(name).label(name) for name in HISTOGRAMS),
             sa.func.bool_or(_table.c.counters_reset).label("counters_reset"),
             sa.func.bool_or(_table.c.downsampled).label("downsampled"),
         )
