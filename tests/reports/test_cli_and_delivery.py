@@ -108,6 +108,9 @@ def test_the_cli_writes_a_pdf_and_a_csv(
         (("link", "eth0"), "name the link as SWITCH/LINK or by id"),
         (("switch",), "name the switch"),
         (("network", "--growth", "-3"), "--growth must be from 0 to 1000"),
+        (("network", "--horizon", "0"), "--horizon must be from 1 to 120"),
+        (("network", "--window", "1e9"), "--window must be from 0 to 2.6784e+06 seconds"),
+        (("network", "extra"), "a network report takes no name"),
     ],
 )
 def test_cli_errors_are_one_line_and_exit_2(

@@ -11,8 +11,8 @@ The database is the one `DATABASE_URL` (the portal's Settings) names.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -20,14 +20,7 @@ from sqlalchemy.orm import Session
 
 from sliceportal.cli import CliError
 from sliceportal.core.config import get_settings
-from sliceportal.services.reports import (
-    MAX_GROWTH_PERCENT,
-    MAX_HORIZON_MONTHS,
-    MAX_WINDOW_S,
-    ReportRequest,
-)
-
-_FORMATS = ("json", "csv", "pdf")
+from sliceportal.services.reports import ReportRequest
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=3600.0,
         help="seconds of telemetry to compare with the declarations; 0 leaves it out",
     )
-    parser.add_argument("--format", choices=_FORMATS, default="json")
+    parser.add_argument("--format", choices=("json", "csv", "pdf"), default="json")
     parser.add_argument("--table", choices=TABLES, default="link_slices", help="for --format csv")
     parser.add_argument("--out", type=Path, help="write here instead of standard output")
     parser.set_defaults(handler=report)
@@ -102,39 +95,41 @@ def _link_by_path(session: Session, name: str) -> int | None:
     return found[0] if found else None
 
 
-def _check_bounds(args: argparse.Namespace) -> None:
-    if not 0 <= args.growth <= MAX_GROWTH_PERCENT:
-        raise CliError(f"--growth must be from 0 to {MAX_GROWTH_PERCENT:g}")
-    if not 1 <= args.horizon <= MAX_HORIZON_MONTHS:
-        raise CliError(f"--horizon must be from 1 to {MAX_HORIZON_MONTHS}")
-    if not 0 <= args.window <= MAX_WINDOW_S:
-        raise CliError(f"--window must be from 0 to {MAX_WINDOW_S:g} seconds")
+_FLAGS = {
+    "growth_percent": "--growth",
+    "horizon_months": "--horizon",
+    "telemetry_window_s": "--window",
+}
+"""The CLI flag of each report parameter, for its error messages."""
+
+
+def _checked_request(args: argparse.Namespace) -> ReportRequest:
+    """The parameters checked as the API checks them, before the database is touched."""
+    from sliceportal.services.errors import InvalidFieldError
+
     if args.format == "pdf" and args.out is None and sys.stdout.isatty():
         raise CliError("a PDF needs --out FILE (or redirect standard output)")
+    request = ReportRequest(args.scope, None, args.growth, args.horizon, args.window)
+    try:
+        request.check_parameters()
+    except InvalidFieldError as exc:
+        raise CliError(f"{_FLAGS.get(exc.field or '', exc.field)} {exc.detail}") from None
+    return request
 
 
 def report(args: argparse.Namespace) -> int:
-    from sliceportal.api.schemas.reports import Report
     from sliceportal.db.session import create_db_engine, create_sessionmaker
-    from sliceportal.reporting.csv_tables import render_csv
-    from sliceportal.reporting.pdf import render_pdf
+    from sliceportal.reporting.render import document_of, render
     from sliceportal.services.errors import ServiceError
     from sliceportal.services.reports import network_report
 
-    _check_bounds(args)
-    settings = get_settings()
-    engine = create_db_engine(settings)
+    request = _checked_request(args)
+    engine = create_db_engine(get_settings())
     try:
         with create_sessionmaker(engine)() as session:
-            request = ReportRequest(
-                args.scope,
-                _scope_id(session, args.scope, args.name),
-                args.growth,
-                args.horizon,
-                args.window,
-            )
+            scoped = replace(request, scope_id=_scope_id(session, args.scope, args.name))
             try:
-                data = network_report(session, request)
+                data = network_report(session, scoped)
             except ServiceError as exc:
                 raise CliError(exc.detail) from None
     except sa.exc.OperationalError as exc:
@@ -143,14 +138,7 @@ def report(args: argparse.Namespace) -> int:
         raise CliError(f"cannot reach the database {where} (DATABASE_URL): {reason}") from None
     finally:
         engine.dispose()
-    output: bytes
-    if args.format == "json":
-        document = Report.model_validate(data.to_dict())
-        output = (json.dumps(document.model_dump(mode="json"), indent=2) + "\n").encode()
-    elif args.format == "csv":
-        output = render_csv(data.tables()[args.table]).encode()
-    else:
-        output = render_pdf(Report.model_validate(data.to_dict()))
+    output = render(data, document_of(data), args.format, args.table)
     if args.out is None:
         sys.stdout.buffer.write(output)
         sys.stdout.flush()

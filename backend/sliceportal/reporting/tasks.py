@@ -15,19 +15,19 @@ import hashlib
 from celery import Task
 from workers.app import celery_app
 
-from sliceportal.alerts.webhooks import WebhookError, post_event
-from sliceportal.api.schemas.reports import Report
+from sliceportal.alerts.webhooks import (
+    MAX_RETRIES,
+    RETRYING,
+    WebhookError,
+    WebhookRetry,
+    post_event,
+)
 from sliceportal.core.config import get_settings
 from sliceportal.db.session import process_session
+from sliceportal.reporting.render import document_of
 from sliceportal.services.reports import ReportRequest, network_report
 
-MAX_RETRIES = 8
-"""Back-off 1, 2, 4 … 128 s (jittered): a receiver gets about four minutes to come back."""
 USER_AGENT = "sliceportal-reports"
-
-
-class ReportRetry(Exception):
-    """The receiver may take the report later (refused connection, timeout, 5xx, 429)."""
 
 
 def delivery_id(scheduled_at: str, url: str) -> str:
@@ -44,15 +44,7 @@ def schedule_reports() -> int:
     return len(settings.report_webhook_urls)
 
 
-@celery_app.task(
-    bind=True,
-    autoretry_for=(ReportRetry,),
-    retry_backoff=True,
-    retry_backoff_max=600,
-    retry_jitter=True,
-    max_retries=MAX_RETRIES,
-    acks_late=True,
-)
+@celery_app.task(bind=True, **RETRYING)
 def deliver_report(self: Task[[str, str], str], url: str, scheduled_at: str) -> str:
     """Build the network report and POST it to ``url``; "delivered" or why not."""
     settings = get_settings()
@@ -63,7 +55,7 @@ def deliver_report(self: Task[[str, str], str], url: str, scheduled_at: str) -> 
     )
     with process_session() as session:
         data = network_report(session, request)
-    document = Report.model_validate(data.to_dict()).model_dump(mode="json")
+    document = document_of(data).model_dump(mode="json")
     try:
         post_event(
             url,
@@ -74,6 +66,6 @@ def deliver_report(self: Task[[str, str], str], url: str, scheduled_at: str) -> 
         )
     except WebhookError as exc:
         if exc.transient and self.request.retries < MAX_RETRIES:
-            raise ReportRetry(str(exc)) from exc
+            raise WebhookRetry(str(exc)) from exc
         return f"failed: {exc}"
     return "delivered"

@@ -6,9 +6,8 @@ same numbers; the CSV gives one of the report's flat tables per request.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response
 from sqlalchemy.orm import Session
@@ -16,14 +15,13 @@ from sqlalchemy.orm import Session
 from sliceportal.api.deps import SessionDep, ViewerUser
 from sliceportal.api.schemas.reports import Report
 from sliceportal.domain.reports import Report as ReportData
-from sliceportal.reporting.csv_tables import TableName, render_csv
-from sliceportal.reporting.pdf import render_pdf
+from sliceportal.reporting.csv_tables import TableName
+from sliceportal.reporting.render import MEDIA_TYPES, Format, document_of, file_name, render
 from sliceportal.services import reports
 from sliceportal.services.reports import ReportRequest, ScopeKind
 
 router = APIRouter(prefix="/reports", tags=["reports"])
 
-Format = Literal["json", "csv", "pdf"]
 GrowthQuery = Annotated[
     float,
     Query(ge=0, le=reports.MAX_GROWTH_PERCENT, description="rate growth, percent per month"),
@@ -52,27 +50,16 @@ FILE_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _file_name(document: Report, suffix: str) -> str:
-    scope = re.sub(r"[^A-Za-z0-9_.-]+", "-", document.scope.name).strip("-") or "report"
-    return f"sliceportal-report-{scope}-{document.generated_at:%Y%m%dT%H%MZ}{suffix}"
-
-
 def _respond(data: ReportData, output: Format, table: TableName) -> Report | Response:
-    document = Report.model_validate(data.to_dict())
+    document = document_of(data)
     if output == "json":
         return document
-    if output == "csv":
-        name = _file_name(document, f"-{table}.csv")
-        return Response(
-            render_csv(data.tables()[table]),
-            media_type="text/csv; charset=utf-8",
-            headers={"Content-Disposition": f'attachment; filename="{name}"'},
-        )
-    name = _file_name(document, ".pdf")
     return Response(
-        render_pdf(document),
-        media_type="application/pdf",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        render(data, document, output, table),
+        media_type=MEDIA_TYPES[output],
+        headers={
+            "Content-Disposition": f'attachment; filename="{file_name(document, output, table)}"'
+        },
     )
 
 
