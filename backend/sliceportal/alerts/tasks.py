@@ -16,15 +16,19 @@ from workers.app import celery_app
 
 from sliceportal.alerts.choices import DeliveryStatus
 from sliceportal.alerts.notify import enqueue_deliveries
-from sliceportal.alerts.webhooks import WebhookError, post_event
+from sliceportal.alerts.webhooks import (
+    MAX_RETRIES,
+    RETRYING,
+    WebhookError,
+    WebhookRetry,
+    post_event,
+)
 from sliceportal.core.config import get_settings
 from sliceportal.db.models import AlertEvent, WebhookDelivery
 from sliceportal.db.session import process_session
 
 logger = logging.getLogger(__name__)
 
-MAX_RETRIES = 8
-"""With back-off 1, 2, 4 … 128 s (jittered), a receiver gets about four minutes to come back."""
 NEVER_ATTEMPTED_AFTER = dt.timedelta(seconds=30)
 """A delivery not attempted this long after its event: the broker was down then (or the queue
 is backed up, and the extra task finds the delivery done)."""
@@ -32,19 +36,7 @@ LOST_AFTER = dt.timedelta(minutes=15)
 """A pending delivery not attempted again for longer than any back-off: its task was lost."""
 
 
-class WebhookRetry(Exception):
-    """The receiver may take the event later (refused connection, timeout, 5xx, 429)."""
-
-
-@celery_app.task(
-    bind=True,
-    autoretry_for=(WebhookRetry,),
-    retry_backoff=True,
-    retry_backoff_max=600,
-    retry_jitter=True,
-    max_retries=MAX_RETRIES,
-    acks_late=True,
-)
+@celery_app.task(bind=True, **RETRYING)
 def send_alert_webhook(self: Task[[int], str], delivery_id: int) -> str:
     """POST one alert event to one webhook; the delivery's final status.
 

@@ -16,6 +16,26 @@ RETRYABLE_STATUSES = frozenset({408, 425, 429})
 """4xx answers that mean "later" rather than "never"; every 5xx is retried too."""
 
 
+MAX_RETRIES = 8
+"""With back-off 1, 2, 4 … 128 s (jittered), a receiver gets about four minutes to come back."""
+
+
+class WebhookRetry(Exception):
+    """The receiver may take the delivery later (refused connection, timeout, 5xx, 429)."""
+
+
+RETRYING: dict[str, Any] = {
+    "autoretry_for": (WebhookRetry,),
+    "retry_backoff": True,
+    "retry_backoff_max": 600,
+    "retry_jitter": True,
+    "max_retries": MAX_RETRIES,
+    "acks_late": True,
+}
+"""Celery options of a task delivering to a webhook (alerts, reports): retried with back-off
+when it raises WebhookRetry, and only then."""
+
+
 class WebhookError(Exception):
     """The receiver did not take the event; ``transient`` says whether a retry may succeed."""
 
