@@ -262,6 +262,13 @@ def main() -> int:
         print(f"p95 latency: {percentile(latencies, 95) * 1e3:.1f} ms")
         print(f"p99 latency: {percentile(latencies, 99) * 1e3:.1f} ms")
         print(f"throughput: {len(latencies) / elapsed:.0f} requests/s")
+        tenth = max(1, len(latencies) // 10)
+        print(
+            f"p50 of the first and last tenth of the requests (the link holding "
+            f"{args.warmup} and {args.warmup + len(latencies) - tenth}+ slices): "
+            f"{percentile(latencies[:tenth], 50) * 1e3:.1f} ms, "
+            f"{percentile(latencies[-tenth:], 50) * 1e3:.1f} ms"
+        )
         return 1 if errors else 0
     finally:
         if process is not None:

@@ -7,12 +7,11 @@ the bursts there over the capacity: 10 Mbit/s with a 10 ms burst limit is 100 kb
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy.orm import Session
 
 from sliceportal.services import admission
 from utils.factories import MBIT, create, create_link, slice_body
@@ -202,6 +201,14 @@ def test_updating_the_target_itself(
     assert cleared.json()["e2e_delay_target_s"] is None
 
 
+LOCK_WITHOUT_PATHS = """
+SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, switch_id FROM links
+WHERE id = ANY(%(links)s) ORDER BY id FOR UPDATE OF links
+"""
+"""The link locks as if the slices with an end-to-end target had been read before one more
+arrived: the changed links only."""
+
+
 def test_a_path_that_moves_while_being_locked_is_retried(
     client: TestClient,
     operator_headers: Headers,
@@ -218,16 +225,17 @@ def test_a_path_that_moves_while_being_locked_is_retried(
         operator_headers,
         slice_body(links_of(slow, fast), e2e_delay_target_s=1.5 * MS),
     )
-    real: Callable[..., dict[int, admission.LockedLink]] = admission.lock_links
+    real = admission.LinkLocks.__init__
     calls: list[Collection[int]] = []
 
-    def racing(
-        session: Session, link_ids: Collection[int], *, changed: Collection[int]
-    ) -> dict[int, admission.LockedLink]:
-        calls.append(changed)
-        return real(session, link_ids, changed=changed if len(calls) > 1 else ())
+    def racing(self: admission.LinkLocks, *args: Any, **kwargs: Any) -> None:
+        calls.append(kwargs["changed"])
+        with monkeypatch.context() as first:
+            if len(calls) == 1:
+                first.setattr(admission, "_LOCK_LINKS", LOCK_WITHOUT_PATHS)
+            real(self, *args, **kwargs)
 
-    monkeypatch.setattr(admission, "lock_links", racing)
+    monkeypatch.setattr(admission.LinkLocks, "__init__", racing)
     response = client.post(
         "/api/v1/slices", json=slice_body(links_of(slow)), headers=operator_headers
     )

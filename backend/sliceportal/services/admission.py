@@ -10,24 +10,29 @@ together miss the target.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
+import psycopg
 from sqlalchemy.orm import Session
 
 from sliceportal.db.models import Link
 from sliceportal.domain import (
     ArrayAnalysis,
+    LevelBounds,
     Model,
     SliceArrays,
     SliceSpec,
     admission,
     analyze_arrays,
+    evaluate_levels,
 )
 from sliceportal.domain.bounds import FloatArray
 from sliceportal.domain.endtoend import Hop, PathBound, hop_bound, path_bound
 from sliceportal.domain.formatting import format_rate
+from sliceportal.domain.levelloads import LevelLoad, upper_aggregates
 from sliceportal.domain.pathcapacity import path_capacity_fix
 from sliceportal.services import crud
 from sliceportal.services.errors import AdmissionRejectedError, ConflictError
@@ -207,37 +212,109 @@ class LockedLink:
     switch_id: int
 
 
-_LOCK_LINKS = """
-SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, switch_id FROM links
-WHERE id = ANY(%s) OR id IN (
+_LOCKED_SET = """
+id = ANY(%(links)s) OR id IN (
     SELECT path.link_id
     FROM slice_links here
     JOIN slices ON slices.id = here.slice_id AND slices.e2e_delay_target_s IS NOT NULL
     JOIN slice_links path ON path.slice_id = here.slice_id
-    WHERE here.link_id = ANY(%s))
+    WHERE here.link_id = ANY(%(changed)s))
+"""
+"""The links a change of `changed` (and of `links`) locks: them, and the paths of the slices
+with an end-to-end target crossing `changed`."""
+_LOCK_LINKS = f"""
+SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, switch_id FROM links
+WHERE {_LOCKED_SET}
 ORDER BY id
 FOR UPDATE OF links
 """
 
 
-def lock_links(
-    session: Session, link_ids: Collection[int], *, changed: Collection[int]
-) -> dict[int, LockedLink]:
-    """Lock `link_ids` and the paths of the slices with an end-to-end target crossing
-    `changed`, FOR UPDATE in ascending id, in one statement; the links found, by id.
+_LEVEL_LOADS_QUERY = f"""
+SELECT link_id, priority, slice_count, rate_bps, burst_bytes, min_delay_target_s,
+       max_packet_bytes, default_packet_count
+FROM link_level_loads WHERE link_id IN (SELECT id FROM links WHERE {_LOCKED_SET})
+"""
+_CROSSING_PATHS_QUERY = """
+SELECT slices.id, slices.name, slices.priority, slices.e2e_delay_target_s, ARRAY(
+           SELECT path.link_id FROM slice_links path
+           WHERE path.slice_id = slices.id ORDER BY path.link_id)
+FROM slices
+WHERE slices.e2e_delay_target_s IS NOT NULL AND slices.id <> %(slice)s AND EXISTS (
+    SELECT FROM slice_links here
+    WHERE here.slice_id = slices.id AND here.link_id = ANY(%(changed)s))
+"""
+"""The slices with an end-to-end target crossing some links (the partial index on slices with
+a target finds them without reading the links' other slices)."""
+
+
+@dataclass(frozen=True)
+class StoredLevels:
+    """The level rows (`link_level_loads`) of the links a change locks, by link, and the
+    slices with an end-to-end target crossing the changed links."""
+
+    rows: dict[int, list[LevelLoad]]
+    paths: list[PathSlice]
+
+
+class LinkLocks:
+    """`link_ids` and the paths of the slices with an end-to-end target crossing `changed`,
+    locked FOR UPDATE in ascending id by one statement, sent now (into the caller's pipeline,
+    if any) and fetched by `links()`. With `levels_for` (a slice being created), the reads of
+    `StoredLevels` follow the locks in the same round trip (`stored()`).
 
     The paths are read in the same statement but before its locks are granted, so `admit`
     checks them again under the locks and raises PathsMoved if one left the locked set.
     """
-    with crud.driver(session).cursor(binary=True) as cursor:
-        cursor.execute(_LOCK_LINKS, (list(link_ids), list(changed)))
-        rows = cursor.fetchall()
-    return {
-        row[0]: LockedLink(
-            LinkParams(row[0], row[1], row[2], Model(row[3]), row[4], row[5]), row[6]
+
+    def __init__(
+        self,
+        stack: ExitStack,
+        session: Session,
+        link_ids: Collection[int],
+        *,
+        changed: Collection[int],
+        levels_for: int | None = None,
+    ) -> None:
+        connection = crud.driver(session)
+        query = {"links": list(link_ids), "changed": list(changed), "slice": levels_for}
+        self._locking = stack.enter_context(connection.cursor(binary=True))
+        self._locking.execute(_LOCK_LINKS, query)
+        self._reads: tuple[psycopg.Cursor[Any], psycopg.Cursor[Any]] | None = None
+        if levels_for is not None:
+            levels = stack.enter_context(connection.cursor(binary=True))
+            paths = stack.enter_context(connection.cursor(binary=True))
+            levels.execute(_LEVEL_LOADS_QUERY, query)
+            paths.execute(_CROSSING_PATHS_QUERY, query)
+            self._reads = levels, paths
+
+    def links(self) -> dict[int, LockedLink]:
+        return {
+            row[0]: LockedLink(
+                LinkParams(row[0], row[1], row[2], Model(row[3]), row[4], row[5]), row[6]
+            )
+            for row in self._locking.fetchall()
+        }
+
+    def stored(self) -> StoredLevels | None:
+        if self._reads is None:
+            return None
+        levels, paths = self._reads
+        rows: dict[int, list[LevelLoad]] = {}
+        for link_id, *level in levels.fetchall():
+            rows.setdefault(link_id, []).append(LevelLoad(*level))
+        return StoredLevels(
+            rows,
+            [PathSlice(row[0], row[1], row[2], row[3], tuple(row[4])) for row in paths.fetchall()],
         )
-        for row in rows
-    }
+
+
+def lock_links(
+    session: Session, link_ids: Collection[int], *, changed: Collection[int]
+) -> dict[int, LockedLink]:
+    """Lock `link_ids` and the paths crossing `changed` now (`LinkLocks`); the links by id."""
+    with ExitStack() as stack:
+        return LinkLocks(stack, session, link_ids, changed=changed).links()
 
 
 def check_queues(link: LinkParams, load: LinkLoad, field: str) -> None:
@@ -294,6 +371,61 @@ def _rejection(link: LinkParams, load: LinkLoad) -> dict[str, Any]:
     return {"link_id": link.id, "violations": violations, "fixes": fixes}
 
 
+def _changed_paths(
+    loads_paths: Iterable[PathSlice],
+    params: Mapping[int, LinkParams],
+    changed: Collection[int],
+    candidate: PathSlice | None,
+) -> list[PathSlice]:
+    """The slices with an end-to-end target whose bound a change of `changed` moves, and the
+    `candidate`; PathsMoved if one of them crosses a link that is not locked."""
+    paths = [path for path in loads_paths if not set(path.link_ids).isdisjoint(changed)]
+    if candidate is not None:
+        paths.append(candidate)
+    if any(not params.keys() >= set(path.link_ids) for path in paths):
+        raise PathsMoved()
+    return paths
+
+
+def _path_bound(
+    path: PathSlice, params: Mapping[int, LinkParams], levels: Callable[[int], LevelBounds]
+) -> PathBound:
+    hops = (
+        Hop(link_id, params[link_id].name, hop_bound(levels(link_id), path.priority))
+        for link_id in path.link_ids
+    )
+    return path_bound(hops, path.target_s)
+
+
+def admits_surely(
+    params: Mapping[int, LinkParams],
+    stored: StoredLevels,
+    added: Mapping[int, SliceSpec],
+    *,
+    changed: Collection[int],
+    candidate: PathSlice | None,
+) -> bool:
+    """True when the stored level sums prove that the locked links, with a new slice added
+    (`added`, by link; not stored on them yet), pass what `admit` checks; False when they do
+    not prove it (then run `admit` on the full loads).
+
+    O(levels) per link, whatever the number of slices on it, instead of reading them all.
+    `levelloads` explains why a True here is always `admit`'s answer too.
+    """
+    paths = _changed_paths(stored.paths, params, changed, candidate)
+    levels: dict[int, LevelBounds] = {}
+    for link_id, link in params.items():
+        aggregates = upper_aggregates(
+            stored.rows.get(link_id, ()), link.mtu_bytes, added.get(link_id)
+        )
+        if sum(1 for count in aggregates.count if count) > link.queue_count:
+            return False
+        levels[link_id] = evaluate_levels(aggregates, link.capacity_bps, link.model)
+    if not all(levels[link_id].admissible for link_id in changed):
+        return False
+    return all(_path_bound(path, params, levels.__getitem__).meets_target for path in paths)
+
+
 def admit(
     session: Session,
     subject: str,
@@ -312,11 +444,7 @@ def admit(
     analysed once, O(n) numpy. On a rejection the transaction is rolled back (releasing the
     locks) before the fixes are searched, since priority planning may take up to its budget.
     """
-    paths = [path for path in loads.paths.values() if not set(path.link_ids).isdisjoint(changed)]
-    if candidate is not None:
-        paths.append(candidate)
-    if any(not params.keys() >= set(path.link_ids) for path in paths):
-        raise PathsMoved()
+    paths = _changed_paths(loads.paths.values(), params, changed, candidate)
     analyses: dict[int, ArrayAnalysis] = {}
 
     def analysis(link_id: int) -> ArrayAnalysis:
@@ -329,11 +457,7 @@ def admit(
     rejected = [params[link_id] for link_id in sorted(changed) if not analysis(link_id).admissible]
     missed = []
     for path in paths:
-        hops = (
-            Hop(link_id, params[link_id].name, hop_bound(analysis(link_id).levels, path.priority))
-            for link_id in path.link_ids
-        )
-        bound = path_bound(hops, path.target_s)
+        bound = _path_bound(path, params, lambda link_id: analysis(link_id).levels)
         if not bound.meets_target:
             missed.append((path, bound))
     if not rejected and not missed:
