@@ -101,18 +101,43 @@ def test_rows_follow_creations_changes_moves_and_deletions(
     assert left == {(links[0], 6), (links[1], 6), (links[1], 7)}  # the third link is empty
 
 
-def test_a_creation_that_fits_reads_no_slices(
+def test_creations_and_changes_that_fit_read_no_slices(
     client: TestClient, operator_headers: Headers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    link = create_link(client, operator_headers, capacity_bps=1000 * MBIT)
-    for priority in range(8):
-        create(client, "slices", operator_headers, slice_body([link["id"]], priority=priority))
+    first, second = (create_link(client, operator_headers)["id"] for _ in range(2))
+    made = [
+        create(client, "slices", operator_headers, slice_body([first], priority=priority))
+        for priority in range(8)
+    ]
 
     def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("a fitting creation read every slice of the link")
+        raise AssertionError("a fitting change read every slice of the link")
 
     monkeypatch.setattr(admission, "read_loads", refuse)
-    create(client, "slices", operator_headers, slice_body([link["id"]], priority=3))
+    create(client, "slices", operator_headers, slice_body([first], priority=3))
+    for slice_id, body in (
+        (made[0]["id"], {"rate_bps": 20 * MBIT, "priority": 1}),
+        (made[1]["id"], {"link_ids": [first, second], "e2e_delay_target_s": 0.05}),
+        (made[2]["id"], {"link_ids": [second], "max_packet_bytes": 9000}),
+    ):
+        response = client.patch(f"/api/v1/slices/{slice_id}", json=body, headers=operator_headers)
+        assert response.status_code == 200, response.text
+
+
+def test_a_change_that_does_not_fit_is_refused_by_the_full_analysis(
+    client: TestClient, operator_headers: Headers
+) -> None:
+    link = create_link(client, operator_headers, capacity_bps=100 * MBIT)
+    made = create(client, "slices", operator_headers, slice_body([link["id"]]))
+    create(client, "slices", operator_headers, slice_body([link["id"]]))
+    response = client.patch(
+        f"/api/v1/slices/{made['id']}", json={"rate_bps": 95 * MBIT}, headers=operator_headers
+    )
+    assert response.status_code == 409
+    problem = response.json()
+    assert problem["type"].endswith("admission-rejected"), problem
+    assert made["name"] in {v["slice"] for v in problem["violations"]}
+    assert "capacity" in {f["kind"] for f in problem["fixes"]}
 
 
 def test_a_creation_on_its_target_exactly_is_decided_by_the_full_analysis(

@@ -60,15 +60,21 @@ def upper_sum(total: float, count: int) -> float:
 
 
 def _upper_plus(upper: float, term: float) -> float:
-    """`upper + term`, rounded up: still no smaller than the exact sum with `term` added."""
+    """`upper + term`, rounded up: no smaller than the exact sum with `term` added (or, for a
+    negative `term` that is one of the summed terms, taken out)."""
     return math.nextafter(upper + term, math.inf)
 
 
 def upper_aggregates(
-    rows: Iterable[LevelLoad], mtu_bytes: int, added: SliceSpec | None = None
+    rows: Iterable[LevelLoad],
+    mtu_bytes: int,
+    added: SliceSpec | None = None,
+    removed: SliceSpec | None = None,
 ) -> LevelAggregates:
-    """Aggregates no better than those of the stored slices plus `added` (counts, targets and
-    packets exact, sums rounded up), for :func:`evaluate_levels` to certify admission."""
+    """Aggregates no better than those of the stored slices without `removed` (one of them)
+    and with `added`, for :func:`evaluate_levels` to certify admission: counts exact, sums
+    rounded up, and the tightest target and largest packet exact, except that taking a slice
+    out keeps its level's (they can only have been tighter with it)."""
     rate = [0.0] * NUM_LEVELS
     burst = [0.0] * NUM_LEVELS
     count = [0] * NUM_LEVELS
@@ -81,6 +87,14 @@ def upper_aggregates(
         count[k] = row.slice_count
         target[k] = row.min_delay_target_s
         packet[k] = row.largest_packet(mtu_bytes)
+    if removed is not None:
+        k = removed.priority
+        count[k] -= 1
+        if count[k]:
+            rate[k] = _upper_plus(rate[k], -removed.rate_bps)
+            burst[k] = _upper_plus(burst[k], -removed.burst_bytes)
+        else:
+            rate[k], burst[k], target[k], packet[k] = 0.0, 0.0, math.inf, 0
     if added is not None:
         k = added.priority
         rate[k] = _upper_plus(rate[k], added.rate_bps) if count[k] else added.rate_bps

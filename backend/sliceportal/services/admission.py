@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
-import psycopg
 from sqlalchemy.orm import Session
 
 from sliceportal.db.models import Link
@@ -260,8 +259,8 @@ class StoredLevels:
 class LinkLocks:
     """`link_ids` and the paths of the slices with an end-to-end target crossing `changed`,
     locked FOR UPDATE in ascending id by one statement, sent now (into the caller's pipeline,
-    if any) and fetched by `links()`. With `levels_for` (a slice being created), the reads of
-    `StoredLevels` follow the locks in the same round trip (`stored()`).
+    if any) and fetched by `links()`; then the reads of `StoredLevels` for a change of slice
+    `slice_id` (0: a slice not stored yet), in the same round trip, fetched by `stored()`.
 
     The paths are read in the same statement but before its locks are granted, so `admit`
     checks them again under the locks and raises PathsMoved if one left the locked set.
@@ -274,19 +273,16 @@ class LinkLocks:
         link_ids: Collection[int],
         *,
         changed: Collection[int],
-        levels_for: int | None = None,
+        slice_id: int = 0,
     ) -> None:
         connection = crud.driver(session)
-        query = {"links": list(link_ids), "changed": list(changed), "slice": levels_for}
-        self._locking = stack.enter_context(connection.cursor(binary=True))
+        query = {"links": list(link_ids), "changed": list(changed), "slice": slice_id}
+        self._locking, self._levels, self._paths = (
+            stack.enter_context(connection.cursor(binary=True)) for _ in range(3)
+        )
         self._locking.execute(_LOCK_LINKS, query)
-        self._reads: tuple[psycopg.Cursor[Any], psycopg.Cursor[Any]] | None = None
-        if levels_for is not None:
-            levels = stack.enter_context(connection.cursor(binary=True))
-            paths = stack.enter_context(connection.cursor(binary=True))
-            levels.execute(_LEVEL_LOADS_QUERY, query)
-            paths.execute(_CROSSING_PATHS_QUERY, query)
-            self._reads = levels, paths
+        self._levels.execute(_LEVEL_LOADS_QUERY, query)
+        self._paths.execute(_CROSSING_PATHS_QUERY, query)
 
     def links(self) -> dict[int, LockedLink]:
         return {
@@ -296,16 +292,13 @@ class LinkLocks:
             for row in self._locking.fetchall()
         }
 
-    def stored(self) -> StoredLevels | None:
-        if self._reads is None:
-            return None
-        levels, paths = self._reads
+    def stored(self) -> StoredLevels:
         rows: dict[int, list[LevelLoad]] = {}
-        for link_id, *level in levels.fetchall():
+        for link_id, *level in self._levels.fetchall():
             rows.setdefault(link_id, []).append(LevelLoad(*level))
+        paths = self._paths.fetchall()
         return StoredLevels(
-            rows,
-            [PathSlice(row[0], row[1], row[2], row[3], tuple(row[4])) for row in paths.fetchall()],
+            rows, [PathSlice(row[0], row[1], row[2], row[3], tuple(row[4])) for row in paths]
         )
 
 
@@ -404,10 +397,11 @@ def admits_surely(
     *,
     changed: Collection[int],
     candidate: PathSlice | None,
+    removed: Mapping[int, SliceSpec] | None = None,
 ) -> bool:
-    """True when the stored level sums prove that the locked links, with a new slice added
-    (`added`, by link; not stored on them yet), pass what `admit` checks; False when they do
-    not prove it (then run `admit` on the full loads).
+    """True when the stored level sums prove that the locked links, with a slice as it was
+    taken out (`removed`, by link) and as it will be added (`added`, by link), pass what
+    `admit` checks; False when they do not prove it (then run `admit` on the full loads).
 
     O(levels) per link, whatever the number of slices on it, instead of reading them all.
     `levelloads` explains why a True here is always `admit`'s answer too.
@@ -416,7 +410,10 @@ def admits_surely(
     levels: dict[int, LevelBounds] = {}
     for link_id, link in params.items():
         aggregates = upper_aggregates(
-            stored.rows.get(link_id, ()), link.mtu_bytes, added.get(link_id)
+            stored.rows.get(link_id, ()),
+            link.mtu_bytes,
+            added.get(link_id),
+            None if removed is None else removed.get(link_id),
         )
         if sum(1 for count in aggregates.count if count) > link.queue_count:
             return False

@@ -14,6 +14,7 @@ lock out of order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from ipaddress import IPv4Network
@@ -173,14 +174,13 @@ def _lock(
     link_ids: set[int],
     match: _Match | None,
     changed: set[int] | None,
-    *,
-    levels_for: int | None = None,
-) -> tuple[dict[int, str], dict[int, admission.LockedLink], admission.StoredLevels | None]:
+    slice_id: int,
+) -> tuple[dict[int, str], dict[int, admission.LockedLink], admission.StoredLevels]:
     """Lock the switches of `link_ids` (their names by id); then refuse `match` if another
     slice holds one of its classifier entries there (`_refuse_clash`); then, unless `changed`
     is None, lock `link_ids` and the paths of the slices with an end-to-end target crossing
-    `changed` (`admission.LinkLocks`; 422 if one of `link_ids` is gone), and for a slice
-    `levels_for` being created, read their stored level sums.
+    `changed` (`admission.LinkLocks`; 422 if one of `link_ids` is gone) and read their stored
+    level sums for the change of slice `slice_id` (none without `changed`).
 
     The statements run in that order, each after the locks of the one before, but are sent in
     one pipeline: one round trip where they took five, and each round trip under the locks
@@ -188,7 +188,7 @@ def _lock(
     """
     connection = crud.driver(session)
     links: dict[int, admission.LockedLink] = {}
-    stored = None
+    stored = admission.StoredLevels({}, [])
     with ExitStack() as stack:
         stack.enter_context(connection.pipeline())
         locking = stack.enter_context(connection.cursor())
@@ -209,7 +209,7 @@ def _lock(
             )
         if changed is not None:
             locks = admission.LinkLocks(
-                stack, session, link_ids, changed=changed, levels_for=levels_for
+                stack, session, link_ids, changed=changed, slice_id=slice_id
             )
             links = locks.links()
             stored = locks.stored()
@@ -258,23 +258,12 @@ def _refuse_clash(
         )
 
 
-def _admit(
-    session: Session,
-    values: dict[str, Any],
-    slice_id: int,
-    links: dict[int, admission.LockedLink],
-    new: set[int],
-    stored: admission.StoredLevels | None = None,
-) -> None:
-    """Admission with the slice as it will be stored, crossing the links `new`.
-
-    A slice being created is on no link yet, so the level sums `stored` for it first try to
-    prove it fits in O(levels) (`admission.admits_surely`); the full analysis of every slice
-    on the links runs only when they do not, and for changes of stored slices.
-    """
-    params = {link_id: link.params for link_id, link in links.items()}
+def _specs(
+    values: dict[str, Any], params: dict[int, admission.LinkParams], link_ids: Iterable[int]
+) -> dict[int, SliceSpec]:
+    """The slice described by `values` as each of the links `link_ids` sees it (their MTU)."""
     specs: dict[int, SliceSpec] = {}
-    for link_id in sorted(new):
+    for link_id in sorted(link_ids):
         try:
             specs[link_id] = slice_spec(
                 values["name"],
@@ -287,15 +276,38 @@ def _admit(
             )
         except SpecError as exc:
             raise InvalidFieldError(exc.message, field=exc.field) from None
+    return specs
+
+
+def _admit(
+    session: Session,
+    values: dict[str, Any],
+    slice_id: int,
+    links: dict[int, admission.LockedLink],
+    new: set[int],
+    stored: admission.StoredLevels,
+    old: Slice | None = None,
+) -> None:
+    """Admission with the slice as it will be stored, crossing the links `new` (`old`: as it
+    is stored now, for a change).
+
+    The level sums `stored` first try to prove it fits in O(levels)
+    (`admission.admits_surely`); the full analysis of every slice on the links runs only when
+    they do not.
+    """
+    params = {link_id: link.params for link_id, link in links.items()}
+    specs = _specs(values, params, new)
+    removed = None
+    if old is not None:
+        stored_values = {key: getattr(old, key) for key in values.keys() & ANALYSED_FIELDS}
+        removed = _specs(values | stored_values, params, params.keys() & set(old.link_ids))
     target = values["e2e_delay_target_s"]
     path = None
     if target is not None:
         path = admission.PathSlice(
             slice_id, values["name"], values["priority"], target, tuple(sorted(new))
         )
-    if stored is not None and admission.admits_surely(
-        params, stored, specs, changed=new, candidate=path
-    ):
+    if admission.admits_surely(params, stored, specs, changed=new, candidate=path, removed=removed):
         return
     loads = admission.read_loads(session, params.values(), exclude_slice_id=slice_id)
     for link_id, spec in specs.items():
@@ -427,7 +439,7 @@ def _create(
     session.flush()
     link_ids = set(data.link_ids)
     switches, links, stored = _lock(
-        session, link_ids, _Match.of(values, row.id, link_ids), link_ids, levels_for=row.id
+        session, link_ids, _Match.of(values, row.id, link_ids), link_ids, row.id
     )
     _admit(session, values, row.id, links, link_ids, stored)
     _set_links(session, row, switches, [links[i] for i in sorted(link_ids)], data.dp_sid)
@@ -465,13 +477,15 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     fields = data.model_fields_set
     match = _Match.of(values, row.id, link_ids) if fields & MATCH_FIELDS else None
     if fields & ANALYSED_FIELDS:
-        switches, links, _ = _lock(session, link_ids | set(row.link_ids), match, link_ids)
+        switches, links, stored = _lock(
+            session, link_ids | set(row.link_ids), match, link_ids, row.id
+        )
         _check_name_free(session, values["name"], row.id)
-        _admit(session, values, row.id, links, link_ids)
+        _admit(session, values, row.id, links, link_ids, stored, old=row)
         _set_links(session, row, switches, [links[link_id] for link_id in sorted(link_ids)])
     else:
         if match is not None:
-            _lock(session, link_ids, match, changed=None)
+            _lock(session, link_ids, match, None, row.id)
         if "name" in given:
             _check_name_free(session, values["name"], row.id)
     for key in columns - {"id", "created_at", "updated_at"}:

@@ -95,6 +95,31 @@ def test_a_certificate_is_never_wrong(
         assert analyze([*specs, candidate], capacity, model).admissible
 
 
+@given(stored_links(), st.data(), slice_lists(min_size=1, max_size=1), capacities, models)
+def test_a_certificate_for_a_changed_slice_is_never_wrong(
+    link: tuple[list[SliceSpec], list[LevelLoad]],
+    data: st.DataObject,
+    changed: list[SliceSpec],
+    capacity: float,
+    model: Model,
+) -> None:
+    """One stored slice taken out and its new version added, as a change of a slice does."""
+    specs, rows = link
+    assume(specs)
+    old = data.draw(st.sampled_from(specs))
+    new = replace(changed[0], name=old.name)
+    certified = evaluate_levels(upper_aggregates(rows, MTU, new, old), capacity, model)
+    if certified.admissible:
+        rest = [s for s in specs if s is not old]
+        assert analyze([*rest, new], capacity, model).admissible
+
+
+def test_taking_out_the_last_slice_of_a_level_empties_it_exactly() -> None:
+    only = SliceSpec("a", 3e6, 5, 1e4, 0.001, 9000)
+    upper = upper_aggregates(stored_rows([only], [0], set()), MTU, removed=only)
+    assert upper == exact([])
+
+
 @given(stored_links(), st.integers(min_value=0, max_value=7), st.floats(0.0, 1e9), models)
 def test_bounds_never_shrink_when_a_sum_grows(
     link: tuple[list[SliceSpec], list[LevelLoad]], level: int, extra: float, model: Model
