@@ -1,4 +1,7 @@
-"""Includes the routers, nothing else."""
+"""The route modules' routers, in the order of the OpenAPI document.
+
+`api.main` includes each of them into the app directly, not through one parent router (see
+there why)."""
 
 from fastapi import APIRouter
 
@@ -18,20 +21,21 @@ from sliceportal.api.routes import (
     users,
 )
 
-api_router = APIRouter()
-for module in (
-    login,
-    users,
-    tokens,
-    switches,
-    links,
-    slices,
-    telemetry,
-    alerts,
-    stream,
-    analysis,
-    reports,
-    changes,
-    health,
-):
-    api_router.include_router(module.router)
+ROUTERS: tuple[APIRouter, ...] = tuple(
+    module.router
+    for module in (
+        login,
+        users,
+        tokens,
+        switches,
+        links,
+        slices,
+        telemetry,
+        alerts,
+        stream,
+        analysis,
+        reports,
+        changes,
+        health,
+    )
+)

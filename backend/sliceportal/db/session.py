@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import select
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
@@ -13,18 +16,41 @@ from sliceportal.core.config import Settings, get_settings
 def create_db_engine(settings: Settings) -> sa.Engine:
     """A pooled engine sized for the API's concurrency.
 
-    `pool_pre_ping` replaces connections the server dropped (restart, idle timeout) instead of
-    failing the next request; `connect_timeout` turns an unreachable server into a prompt
-    OperationalError (answered as 503) rather than a hung request.
+    Connections the server dropped (restart, terminated backend, idle timeout) are replaced at
+    checkout instead of failing the next request (see `_dropped_connection_check`);
+    `connect_timeout` turns an unreachable server into a prompt OperationalError (answered as
+    503) rather than a hung request.
     """
-    return sa.create_engine(
+    engine = sa.create_engine(
         settings.database_url,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
         pool_timeout=settings.db_pool_timeout_s,
-        pool_pre_ping=True,
         connect_args={"connect_timeout": settings.db_connect_timeout_s},
     )
+    sa.event.listen(engine, "checkout", _dropped_connection_check(engine.dialect))
+    return engine
+
+
+def _dropped_connection_check(dialect: sa.Dialect) -> Callable[[Any, object, object], None]:
+    """`pool_pre_ping`, without its round trip on every checkout.
+
+    A pooled connection is idle, so the server has nothing to say on it unless it closed it:
+    then the socket is readable (its last error, then EOF). Only then ping, as pre-ping would;
+    a failed ping, or a socket already gone, makes the pool replace this connection and every
+    older one, as a failed pre-ping does. Polling costs microseconds, a ping 0.1-0.2 ms of CPU.
+    """
+
+    def check(dbapi_connection: Any, _record: object, _proxy: object) -> None:
+        try:
+            poller = select.poll()
+            poller.register(dbapi_connection.fileno(), select.POLLIN)
+            if poller.poll(0):
+                dialect.do_ping(dbapi_connection)
+        except Exception as exc:
+            raise sa.exc.InvalidatePoolError(str(exc)) from exc
+
+    return check
 
 
 def create_sessionmaker(engine: sa.Engine) -> sessionmaker[Session]:
