@@ -65,6 +65,24 @@ class LevelAggregates:
     max_packet_bytes: tuple[int, ...]
     """Largest packet of the level (0 when empty): what netcalc charges higher levels."""
 
+    @classmethod
+    def of(
+        cls,
+        rate_bps: Iterable[float],
+        burst_bytes: Iterable[float],
+        count: Iterable[int],
+        min_target_s: Iterable[float],
+        max_packet_bytes: Iterable[int],
+    ) -> LevelAggregates:
+        """From per-level columns, as the aggregating loops build them."""
+        return cls(
+            tuple(rate_bps),
+            tuple(burst_bytes),
+            tuple(count),
+            tuple(min_target_s),
+            tuple(max_packet_bytes),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class LevelBounds:
@@ -199,12 +217,8 @@ def aggregate_arrays(arrays: SliceArrays) -> LevelAggregates:
             burst_sums[k] = math.fsum(bursts[s:e])
             min_target[k] = mins[j]
             max_packet[k] = int(maxs[j])
-    return LevelAggregates(
-        rate_bps=tuple(rate_sums),
-        burst_bytes=tuple(burst_sums),
-        count=tuple(int(c) for c in counts),
-        min_target_s=tuple(min_target),
-        max_packet_bytes=tuple(max_packet),
+    return LevelAggregates.of(
+        rate_sums, burst_sums, (int(c) for c in counts), min_target, max_packet
     )
 
 

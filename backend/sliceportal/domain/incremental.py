@@ -247,13 +247,7 @@ class LinkState:
             count[k] = n
             min_target[k] = lowest
             max_packet[k] = largest
-        return LevelAggregates(
-            rate_bps=tuple(rate),
-            burst_bytes=tuple(burst),
-            count=tuple(count),
-            min_target_s=tuple(min_target),
-            max_packet_bytes=tuple(max_packet),
-        )
+        return LevelAggregates.of(rate, burst, count, min_target, max_packet)
 
     def _verdict(self, change: _Change) -> AdmissionVerdict:
         agg = self._derive(change)

@@ -102,10 +102,4 @@ def upper_aggregates(
         count[k] += 1
         target[k] = min(target[k], added.delay_target_s)
         packet[k] = max(packet[k], added.max_packet_bytes)
-    return LevelAggregates(
-        rate_bps=tuple(rate),
-        burst_bytes=tuple(burst),
-        count=tuple(count),
-        min_target_s=tuple(target),
-        max_packet_bytes=tuple(packet),
-    )
+    return LevelAggregates.of(rate, burst, count, target, packet)
