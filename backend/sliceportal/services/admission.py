@@ -285,12 +285,7 @@ class LinkLocks:
         self._paths.execute(_CROSSING_PATHS_QUERY, query)
 
     def links(self) -> dict[int, LockedLink]:
-        return {
-            row[0]: LockedLink(
-                LinkParams(row[0], row[1], row[2], Model(row[3]), row[4], row[5]), row[6]
-            )
-            for row in self._locking.fetchall()
-        }
+        return _locked_links(self._locking.fetchall())
 
     def stored(self) -> StoredLevels:
         rows: dict[int, list[LevelLoad]] = {}
@@ -302,12 +297,24 @@ class LinkLocks:
         )
 
 
+def _locked_links(rows: Iterable[Any]) -> dict[int, LockedLink]:
+    """The rows `_LOCK_LINKS` returns, by link id."""
+    return {
+        row[0]: LockedLink(
+            LinkParams(row[0], row[1], row[2], Model(row[3]), row[4], row[5]), row[6]
+        )
+        for row in rows
+    }
+
+
 def lock_links(
     session: Session, link_ids: Collection[int], *, changed: Collection[int]
 ) -> dict[int, LockedLink]:
-    """Lock `link_ids` and the paths crossing `changed` now (`LinkLocks`); the links by id."""
-    with ExitStack() as stack:
-        return LinkLocks(stack, session, link_ids, changed=changed).links()
+    """Lock `link_ids` and the paths crossing `changed` now, as `LinkLocks` does, for the
+    callers that do not admit a slice (link updates, deletions): without its level reads."""
+    with crud.driver(session).cursor(binary=True) as cursor:
+        cursor.execute(_LOCK_LINKS, {"links": list(link_ids), "changed": list(changed)})
+        return _locked_links(cursor.fetchall())
 
 
 def check_queues(link: LinkParams, load: LinkLoad, field: str) -> None:
