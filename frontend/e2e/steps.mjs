@@ -64,14 +64,12 @@ export function reportSteps({ page, base, linkId, shot, shots }) {
       await expectVisible(page.getByRole('table', { name: 'End-to-end bounds' }));
       const links = (await page.getByTestId('report-summary').locator('.stat-value').first().textContent()) ?? '';
       if (!/^[1-9]\d* · [1-9]\d*$/.test(links.trim())) throw new Error(`the summary counts no links and slices: "${links}"`);
-      // The viewport only: the network report lists every link the suite's shared database
-      // holds, and a full-page capture of that outgrew the 15 s step timeout on a slow machine.
-      await shot('16-report-network', false);
+      await shot('16-report-network');
       await page.emulateMedia({ media: 'print' });
       try {
         if (await page.getByRole('navigation', { name: 'Main' }).isVisible()) throw new Error('the navigation prints');
         if (await page.getByRole('button', { name: 'Print' }).isVisible()) throw new Error('the controls print');
-        await shot('17-report-print', false);
+        await shot('17-report-print');
         await page.pdf({ path: join(shots, '17-report-print.pdf'), format: 'A4', printBackground: true });
       } finally {
         await page.emulateMedia({ media: 'screen' });

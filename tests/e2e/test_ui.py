@@ -14,12 +14,14 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from sliceportal.core import embedded
 from sliceportal.core.config import Environment, Settings
 from sliceportal.core.embedded import free_tcp_port
 from sliceportal.db.choices import Role
@@ -110,23 +112,34 @@ class UiServer:
 
 
 @pytest.fixture(scope="module")
+def ui_database_url(postgres_server_url: str) -> Iterator[str]:
+    """The UI's own empty database: the pages that list everything (the network report, the
+    lists) then show what this test made, not the hundreds of rows the rest of the suite left
+    in the shared one (the network report's PDF alone outgrew a minute on a slow machine)."""
+    name = f"sliceportal_ui_{uuid.uuid4().hex[:12]}"
+    url = embedded.create_database(postgres_server_url, name)
+    yield url
+    embedded.drop_database(postgres_server_url, name)
+
+
+@pytest.fixture(scope="module")
 def ui_server(
-    database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
+    ui_database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[UiServer]:
     require_node()
     require_chromium()
     dist = build_if_stale()
-    upgrade(database_url)
+    upgrade(ui_database_url)
     env = {
         **os.environ,
-        "DATABASE_URL": database_url,
+        "DATABASE_URL": ui_database_url,
         "REDIS_URL": redis_url,
         "SLICEPORTAL_ENVIRONMENT": Environment.TEST.value,
         "SLICEPORTAL_SECRET_KEY": SECRET,
         "SLICEPORTAL_LOGIN_ATTEMPTS_PER_MINUTE": "1000",
         "SLICEPORTAL_UI_DIST_DIR": str(dist),
     }
-    _create_users(Settings(DATABASE_URL=database_url, REDIS_URL=redis_url, secret_key=SECRET))
+    _create_users(Settings(DATABASE_URL=ui_database_url, REDIS_URL=redis_url, secret_key=SECRET))
     env["SLICEPORTAL_TELEMETRY_REFRESH_S"] = "1"
     logs = tmp_path_factory.mktemp("ui-server")
     profile = logs / "traffic.json"
