@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -248,26 +249,39 @@ def main() -> int:
             mode = (
                 f"open loop, {args.rate:g} requests/s each ({args.clients * args.rate:g}/s offered)"
             )
-        errors = sum(1 for status in statuses if status != 201)
+        created = [
+            latency for latency, status in zip(latencies, statuses, strict=True) if status == 201
+        ]
+        errors = len(statuses) - len(created)
         print(
             f"POST /api/v1/slices: {len(latencies)} requests, {args.clients} concurrent "
             f"clients ({mode}), {args.workers} uvicorn workers, {os.cpu_count()} CPUs"
         )
         print(
-            f"slices at the end: {args.warmup + len(latencies) - errors} "
+            f"slices at the end: {args.warmup + len(created)} "
             f"on {args.links} link(s) of {args.links} switch(es)"
         )
-        print(f"errors: {errors}")
-        print(f"p50 latency: {percentile(latencies, 50) * 1e3:.1f} ms")
-        print(f"p95 latency: {percentile(latencies, 95) * 1e3:.1f} ms")
-        print(f"p99 latency: {percentile(latencies, 99) * 1e3:.1f} ms")
+        refusals = Counter(status for status in statuses if status != 201)
+        print(f"errors: {errors}" + "".join(f", {n} x {s}" for s, n in sorted(refusals.items())))
+        if errors:
+            refused = [
+                latency
+                for latency, status in zip(latencies, statuses, strict=True)
+                if status != 201
+            ]
+            print(f"p50 latency of the errors: {percentile(refused, 50) * 1e3:.1f} ms")
+            print("latencies below: of the created slices (201) only")
+        print(f"p50 latency: {percentile(created, 50) * 1e3:.1f} ms")
+        print(f"p95 latency: {percentile(created, 95) * 1e3:.1f} ms")
+        print(f"p99 latency: {percentile(created, 99) * 1e3:.1f} ms")
         print(f"throughput: {len(latencies) / elapsed:.0f} requests/s")
-        tenth = max(1, len(latencies) // 10)
+        print(f"created: {len(created) / elapsed:.0f} slices/s")
+        tenth = max(1, len(created) // 10)
         print(
-            f"p50 of the first and last tenth of the requests (the link holding "
-            f"{args.warmup} and {args.warmup + len(latencies) - tenth}+ slices): "
-            f"{percentile(latencies[:tenth], 50) * 1e3:.1f} ms, "
-            f"{percentile(latencies[-tenth:], 50) * 1e3:.1f} ms"
+            f"p50 of the first and last tenth of the creations (the link holding "
+            f"{args.warmup} and {args.warmup + len(created) - tenth}+ slices): "
+            f"{percentile(created[:tenth], 50) * 1e3:.1f} ms, "
+            f"{percentile(created[-tenth:], 50) * 1e3:.1f} ms"
         )
         return 1 if errors else 0
     finally:

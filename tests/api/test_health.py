@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.api.main import create_app
@@ -17,7 +16,7 @@ from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
 from sliceportal.db.models import Link
 from utils.factories import create_link, slice_body
-from utils.server import running_server
+from utils.server import lock_waiters, running_server
 
 Headers = dict[str, str]
 
@@ -90,15 +89,7 @@ def test_connection_killed_mid_request_gives_503(
 
         thread = threading.Thread(target=post)
         thread.start()
-        waiting = text(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-            "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
-        )
-        deadline = time.monotonic() + 10
-        while not (pids := killer.scalars(waiting).all()):
-            assert time.monotonic() < deadline, "the request never waited for the lock"
-            killer.rollback()  # pg_stat_activity is a snapshot per transaction
-            time.sleep(0.02)
+        pids = lock_waiters(killer)
         killer.execute(select(func.pg_terminate_backend(pids[0])))
         thread.join(30)
         holder.rollback()

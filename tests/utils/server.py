@@ -9,6 +9,8 @@ from contextlib import contextmanager
 
 import uvicorn
 from fastapi import FastAPI
+from sqlalchemy import text
+from sqlalchemy.orm import Session
 
 from sliceportal.core.embedded import free_tcp_port
 
@@ -31,3 +33,20 @@ def running_server(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+_LOCK_WAITERS = text(
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+    "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+)
+
+
+def lock_waiters(session: Session, timeout_s: float = 10) -> list[int]:
+    """The backends of this database waiting for a lock, once there is one (AssertionError
+    after `timeout_s`): for tests that hold a row lock and let a request wait for it."""
+    deadline = time.monotonic() + timeout_s
+    while not (pids := list(session.scalars(_LOCK_WAITERS).all())):
+        assert time.monotonic() < deadline, "no request waited for the lock"
+        session.rollback()  # pg_stat_activity is a snapshot per transaction
+        time.sleep(0.02)
+    return pids

@@ -22,6 +22,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sliceportal.api import problems
+from sliceportal.api.gate import GateLimits, GateMiddleware
 from sliceportal.api.router import ROUTERS
 from sliceportal.api.spa import mount_spa
 from sliceportal.core.config import Settings, get_settings
@@ -65,6 +66,13 @@ class RequestIdMiddleware:
         await self.app(scope, receive, send_with_id)
 
 
+def gate_limits(settings: Settings) -> GateLimits:
+    """One API request holds at most one pooled connection: by default the gate lets in as
+    many as the pool can serve, so none waits for a connection."""
+    in_flight = settings.api_max_in_flight or settings.db_pool_size + settings.db_max_overflow
+    return GateLimits(in_flight, settings.api_max_waiting, settings.api_max_wait_s)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     engine = create_db_engine(settings)
@@ -91,6 +99,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessionmaker = create_sessionmaker(engine)
     app.state.redis = redis_client
     problems.install(app)
+    # Added first, so it runs inside the request id middleware: a 503 carries the id too.
+    app.add_middleware(GateMiddleware, limits=gate_limits(settings))
     app.add_middleware(RequestIdMiddleware)
     for router in ROUTERS:
         app.include_router(router, prefix=API_PREFIX)

@@ -2,8 +2,9 @@
 
 Each problem has a stable `type` URI under PROBLEM_BASE, a `title` per type, a one-sentence
 `detail`, and `field` (e.g. `body.rate_bps`) when one input field is at fault. Database and
-Redis outages become 503 with Retry-After; anything unexpected becomes a bare 500 whose body
-carries the request id, never a traceback (the traceback goes to the log).
+Redis outages become 503 with Retry-After, and so does a process too busy to take a request
+(`server-busy`, see `gate`); anything unexpected becomes a bare 500 whose body carries the
+request id, never a traceback (the traceback goes to the log).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from sliceportal.services import errors
 PROBLEM_BASE = "https://sliceportal.dev/problems/"
 MEDIA_TYPE = "application/problem+json"
 RETRY_AFTER_S = 5
+BUSY_RETRY_AFTER_S = 1
+"""A busy server frees up within a second; an outage takes longer."""
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +87,16 @@ def unauthorized(detail: str) -> Problem:
 
 def service_unavailable(kind: str, detail: str) -> Problem:
     return Problem(503, kind, detail, headers={"Retry-After": str(RETRY_AFTER_S)})
+
+
+def server_busy(reason: str) -> Problem:
+    """The process is serving all it can (`reason` says how much); retry shortly."""
+    return Problem(
+        503,
+        "server-busy",
+        f"the server is busy ({reason}); retry in {BUSY_RETRY_AFTER_S} s",
+        headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
+    )
 
 
 def body_field(field: str | None) -> str | None:
@@ -222,12 +235,14 @@ def install(app: FastAPI) -> None:
             service_unavailable("database-unavailable", "the database cannot be reached now"),
         )
 
-    for db_error in (
-        sqlalchemy.exc.OperationalError,
-        sqlalchemy.exc.InterfaceError,
-        sqlalchemy.exc.TimeoutError,
-    ):
+    for db_error in (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError):
         app.add_exception_handler(db_error, _database_down)
+
+    @app.exception_handler(sqlalchemy.exc.TimeoutError)
+    def _pool_exhausted(request: Request, exc: sqlalchemy.exc.TimeoutError) -> JSONResponse:
+        # No pooled connection came free in time: the database is up, this process is full
+        # (the gate keeps API requests within the pool; this is anything else that is not).
+        return problem_response(request, server_busy("no database connection came free"))
 
     @app.exception_handler(redis.RedisError)
     def _redis_down(request: Request, exc: redis.RedisError) -> JSONResponse:

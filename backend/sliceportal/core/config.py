@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     db_max_overflow: int = Field(default=20, ge=0)
     db_pool_timeout_s: float = Field(default=10.0, gt=0)
     db_connect_timeout_s: int = Field(default=5, ge=1)
+    # The request gate (api/gate.py): API requests a process works on at once (default: the
+    # pool's size plus overflow), and how many may wait, for how long, before a 503.
+    api_max_in_flight: int | None = Field(default=None, ge=1)
+    api_max_waiting: int = Field(default=200, ge=0)
+    api_max_wait_s: float = Field(default=5.0, gt=0)
     # The control plane (docs/controlplane.md).
     p4info_path: Path = P4INFO_PATH
     ui_dist_dir: Path = FRONTEND_DIST

@@ -1,0 +1,154 @@
+"""Bound the API requests one process works on at once, and answer the excess promptly.
+
+A request holds at most one pooled database connection and one worker thread, so a process
+works on at most `max_in_flight` requests at a time (by default the pool's size plus its
+overflow). The next ones wait here, on the event loop, in arrival order. One that finds
+`max_waiting` requests already waiting, or waits longer than `max_wait_s`, is answered
+503 `server-busy` with Retry-After at once.
+
+Without the gate the excess queued, unbounded and unseen, for a worker thread and then for a
+pooled connection: under an offered load above what the process can serve, requests failed
+after the pool's timeout as "database unavailable" (logged once each), or outlived the
+client's timeout while the server still did their work, and the server took tens of seconds
+to stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from fastapi import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from sliceportal.api.problems import problem_response, server_busy
+
+logger = logging.getLogger(__name__)
+
+UNGATED_PREFIXES = ("/api/v1/health", "/api/v1/stream/")
+"""Liveness must answer however busy the process is; an event stream lasts minutes and holds
+no connection while it runs (it authenticates with a short session of its own)."""
+LOG_INTERVAL_S = 10.0
+"""Shed requests are logged as one count per interval, not one line each."""
+
+
+class Busy(Exception):
+    """The gate refused a request: too many waiting, or it waited too long."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class GateLimits:
+    max_in_flight: int
+    max_waiting: int
+    max_wait_s: float
+
+
+class RequestGate:
+    """At most `max_in_flight` holders at once; FIFO waiters, bounded in number and in time.
+
+    A released slot passes straight to the first waiter, so a newcomer never overtakes the
+    queue. Event-loop only (not thread safe), like everything else it guards.
+    """
+
+    def __init__(self, limits: GateLimits) -> None:
+        self.limits = limits
+        self.in_flight = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiters)
+
+    async def acquire(self) -> None:
+        """Take a slot, waiting if need be; Busy if the queue is full or the wait too long."""
+        if self.in_flight < self.limits.max_in_flight and not self._waiters:
+            self.in_flight += 1
+            return
+        if len(self._waiters) >= self.limits.max_waiting:
+            raise Busy(f"{self.in_flight} requests in progress and {self.waiting} waiting")
+        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(granted)
+        try:
+            async with asyncio.timeout(self.limits.max_wait_s):
+                await granted
+        except TimeoutError:
+            if self._holds(granted):  # the slot came as the wait ran out: keep it
+                return
+            raise Busy(
+                f"waited {self.limits.max_wait_s:g} s for one of {self.in_flight} slots"
+            ) from None
+        except asyncio.CancelledError:
+            if self._holds(granted):  # handed a slot, cancelled before it ran: pass it on
+                self.release()
+            raise
+
+    def _holds(self, granted: asyncio.Future[None]) -> bool:
+        """Whether this waiter was handed a slot; if not, it leaves the queue."""
+        if granted.done() and not granted.cancelled():
+            return True
+        with contextlib.suppress(ValueError):  # `release` may have dropped it already
+            self._waiters.remove(granted)
+        return False
+
+    def release(self) -> None:
+        """Give the slot to the first waiter still waiting, or free it."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():  # a cancelled one is gone
+                waiter.set_result(None)
+                return
+        self.in_flight -= 1
+
+
+class GateMiddleware:
+    """Pass each API request through a `RequestGate`; 503 problem+json when it is refused."""
+
+    def __init__(self, app: ASGIApp, limits: GateLimits) -> None:
+        self.app = app
+        self.gate = RequestGate(limits)
+        self._shed = 0
+        self._last_log = time.monotonic()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if (
+            scope["type"] != "http"
+            or not path.startswith("/api/")
+            or path.startswith(UNGATED_PREFIXES)
+        ):
+            await self.app(scope, receive, send)
+            return
+        try:
+            await self.gate.acquire()
+        except Busy as exc:
+            self._count_shed()
+            response = problem_response(Request(scope), server_busy(exc.reason))
+            await response(scope, receive, send)
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.gate.release()
+
+    def _count_shed(self) -> None:
+        self._shed += 1
+        now = time.monotonic()
+        if now - self._last_log >= LOG_INTERVAL_S:
+            logger.warning(
+                "server busy: answered %d requests 503 in the last %.0f s "
+                "(%d in progress, %d waiting)",
+                self._shed,
+                now - self._last_log,
+                self.gate.in_flight,
+                self.gate.waiting,
+            )
+            self._shed = 0
+            self._last_log = now
