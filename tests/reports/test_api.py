@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sliceportal.api.schemas.reports import Report
 from sliceportal.domain import Model, SliceSpec, analyze, min_capacity, slice_spec
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.reports.tables import FindingsRow
 from sliceportal.domain.telemetry import COLUMNS
 from sliceportal.telemetry import store
 from utils import factories
@@ -196,6 +197,20 @@ def test_csv_tables_carry_the_numbers_of_the_json(
     )
     findings = _csv(client, viewer_headers, link["id"], "findings")
     assert [f["recommendation"] for f in findings] == [f.recommendation for f in report.findings]
+
+
+def test_an_empty_csv_table_still_has_its_header(
+    client: TestClient, operator_headers: dict[str, str], viewer_headers: dict[str, str]
+) -> None:
+    """Nothing wrong on a link: its findings download is the header alone, not an empty file."""
+    link = factories.create_link(client, operator_headers, capacity_bps=10_000 * MBIT)
+    body = factories.slice_body([link["id"]], rate_bps=1 * MBIT)
+    factories.create(client, "slices", operator_headers, body)
+    assert _link_report(client, viewer_headers, link["id"]).findings == []
+    response = _get(client, viewer_headers, f"links/{link['id']}", format="csv", table="findings")
+    assert response.text == ",".join(FindingsRow.columns()) + "\n"
+    (slice_row,) = _csv(client, viewer_headers, link["id"], "link_slices")
+    assert slice_row["link_id"] == str(link["id"])
 
 
 def _require_poppler() -> None:

@@ -24,7 +24,7 @@ from sliceportal.services.reports import ReportRequest
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from sliceportal.reporting.csv_tables import TABLES
+    from sliceportal.domain.reports.tables import TABLES
 
     parser = subparsers.add_parser(
         "report",

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
-from typing import Literal
 
-Cell = str | int | float | bool | None
-TableName = Literal["links", "link_slices", "slices", "findings"]
-TABLES: tuple[TableName, ...] = ("links", "link_slices", "slices", "findings")
+from sliceportal.domain.reports.tables import Table
 
 
-def render_csv(rows: Sequence[Mapping[str, Cell]]) -> str:
-    """One table as CSV with a header row. Floats keep every digit (``repr``), so a value
-    read back is the value computed; an absent value is an empty field."""
+def render_csv(table: Table) -> str:
+    """One table as CSV. The header row is always there, from the table's columns, so a file
+    with no rows (say, the findings of a healthy network) still names them for a spreadsheet
+    or ``pandas.read_csv``. Floats keep every digit (``repr``), so a value read back is the
+    value computed; an absent value is an empty field."""
     buffer = io.StringIO()
-    if not rows:
-        return ""
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=table.columns, lineterminator="\n")
     writer.writeheader()
-    for row in rows:
+    for row in table.rows:
         writer.writerow({key: "" if value is None else value for key, value in row.items()})
     return buffer.getvalue()

@@ -9,7 +9,8 @@ from typing import Literal
 
 from sliceportal.api.schemas.reports import Report
 from sliceportal.domain.reports import Report as ReportData
-from sliceportal.reporting.csv_tables import TableName, render_csv
+from sliceportal.domain.reports.tables import TableName
+from sliceportal.reporting.csv_tables import render_csv
 from sliceportal.reporting.pdf import render_pdf
 
 Format = Literal["json", "csv", "pdf"]

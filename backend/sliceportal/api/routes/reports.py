@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from sliceportal.api.deps import SessionDep, ViewerUser
 from sliceportal.api.schemas.reports import Report
 from sliceportal.domain.reports import Report as ReportData
-from sliceportal.reporting.csv_tables import TableName
+from sliceportal.domain.reports.tables import TableName
 from sliceportal.reporting.render import MEDIA_TYPES, Format, document_of, file_name, render
 from sliceportal.services import reports
 from sliceportal.services.reports import ReportRequest, ScopeKind

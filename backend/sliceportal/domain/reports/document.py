@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from sliceportal.domain.reports.network import MeasuredSlice
-from sliceportal.domain.reports.tables import Table, report_tables
+from sliceportal.domain.reports.tables import Table, TableName, report_tables
 
 T = TypeVar("T")
 
@@ -198,7 +198,7 @@ class Report:
         document: dict[str, Any] = _plain(self)
         return document
 
-    def tables(self) -> dict[str, Table]:
+    def tables(self) -> dict[TableName, Table]:
         """Flat tables of the same numbers, one row per link, link × slice, slice, finding."""
         return report_tables(self.to_dict())
 

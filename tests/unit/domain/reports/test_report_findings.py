@@ -168,25 +168,25 @@ def test_tables_carry_the_document_numbers() -> None:
     report = whole_report(network, measured={1: MeasuredSlice(60, 1e6, 1e6, 0, 0, 0, 0, 0)})
     document = validated(report)
     tables = report.tables()
-    [row] = tables["links"]
+    [row] = tables["links"].rows
     link_doc = document["links"][0]
     assert row["capacity_margin_bps"] == link_doc["capacity_margin_bps"]
     assert (
         row["min_capacity_current_harkous_bps"]
         == (link_doc["min_capacity_bps"]["current"]["harkous"])
     )
-    assert len(tables["link_slices"]) == 3
-    for flat, nested in zip(tables["link_slices"], link_doc["slices"], strict=True):
+    assert len(tables["link_slices"].rows) == 3
+    for flat, nested in zip(tables["link_slices"].rows, link_doc["slices"], strict=True):
         assert flat["bound_harkous_s"] == nested["bound_s"]["harkous"]
         assert flat["slack_netcalc_s"] == nested["slack_s"]["netcalc"]
-    for flat, nested in zip(tables["slices"], document["slices"], strict=True):
+    for flat, nested in zip(tables["slices"].rows, document["slices"], strict=True):
         assert flat["headroom_rate_bps"] == nested["headroom"]["rate_bps"]
         assert flat["e2e_bound_netcalc_s"] == nested["e2e"]["netcalc"]["total_s"]
-    assert tables["slices"][0]["measured_peak_rate_bps"] == 1e6
-    assert tables["slices"][1]["measured_peak_rate_bps"] is None
-    assert len(tables["findings"]) == len(document["findings"])
+    assert tables["slices"].rows[0]["measured_peak_rate_bps"] == 1e6
+    assert tables["slices"].rows[1]["measured_peak_rate_bps"] is None
+    assert len(tables["findings"].rows) == len(document["findings"])
     for table in tables.values():
-        for flat_row in table:
+        for flat_row in table.rows:
             assert all(
                 isinstance(v, str | int | float | bool | type(None)) for v in flat_row.values()
             )
