@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import httpx
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -25,6 +27,18 @@ from utils.server import lock_waiters, running_server
 Headers = dict[str, str]
 
 
+@dataclass
+class Taken:
+    """A running server whose one slot a creation holds while it waits for a link lock."""
+
+    app: FastAPI
+    base: str
+    answers: list[httpx.Response]
+    """The creation's answer, once `release` has let it finish."""
+    release: Callable[[], None]
+    """Release the link lock and wait for the creation to finish."""
+
+
 @contextmanager
 def one_slot_taken(
     settings: Settings,
@@ -32,13 +46,12 @@ def one_slot_taken(
     client: TestClient,
     headers: Headers,
     **limits: object,
-) -> Iterator[tuple[str, list[httpx.Response]]]:
-    """A server whose gate has one slot, held by a creation waiting for a link lock; on exit
-    the lock is released. Yields the base URL and (after exit) the creation's answer."""
+) -> Iterator[Taken]:
+    """A server whose gate has one slot, taken; `release` (or the exit) frees it."""
     link = create_link(client, headers)
-    gated = settings.model_copy(update={"api_max_in_flight": 1} | limits)
+    app = create_app(settings.model_copy(update={"api_max_in_flight": 1} | limits))
     answers: list[httpx.Response] = []
-    with running_server(create_app(gated)) as base, db() as holder:
+    with running_server(app) as base, db() as holder:
         holder.execute(select(Link).where(Link.id == link["id"]).with_for_update())
 
         def create() -> None:
@@ -55,11 +68,23 @@ def one_slot_taken(
         creating.start()
         with db() as watcher:
             lock_waiters(watcher)
-        try:
-            yield base, answers
-        finally:
+        assert app.state.gate.in_flight == 1
+
+        def release() -> None:
             holder.rollback()
             creating.join(30)
+
+        try:
+            yield Taken(app, base, answers, release)
+        finally:
+            release()
+
+
+def until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, "the gate never reached the expected state"
+        time.sleep(0.01)
 
 
 def assert_busy(response: httpx.Response) -> None:
@@ -78,20 +103,20 @@ def test_a_full_process_answers_503_at_once_and_serves_again_when_free(
     client: TestClient,
     operator_headers: Headers,
 ) -> None:
-    with one_slot_taken(settings, db, client, operator_headers, api_max_waiting=0) as (
-        base,
-        answers,
-    ):
+    with one_slot_taken(settings, db, client, operator_headers, api_max_waiting=0) as taken:
         start = time.monotonic()
-        refused = httpx.get(f"{base}/api/v1/switches", headers=operator_headers, timeout=10)
+        refused = httpx.get(f"{taken.base}/api/v1/switches", headers=operator_headers, timeout=10)
         assert time.monotonic() - start < 2  # not after any timeout
         assert_busy(refused)
         assert "1 requests in progress and 0 waiting" in refused.json()["detail"]
         # Liveness is never gated: a supervisor must not restart a busy process.
-        assert httpx.get(f"{base}/api/v1/health", timeout=10).status_code == 200
-    assert answers[0].status_code == 201, answers[0].text
-    with running_server(create_app(settings)) as base:
-        served = httpx.get(f"{base}/api/v1/switches", headers=operator_headers, timeout=10)
+        assert httpx.get(f"{taken.base}/api/v1/health", timeout=10).status_code == 200
+
+        taken.release()
+        assert taken.answers[0].status_code == 201, taken.answers[0].text
+        # The slot is freed once the answer is sent, a moment after the client has it.
+        until(lambda: taken.app.state.gate.in_flight == 0)
+        served = httpx.get(f"{taken.base}/api/v1/switches", headers=operator_headers, timeout=10)
         assert served.status_code == 200
 
 
@@ -104,25 +129,22 @@ def test_a_waiting_request_is_served_in_its_turn(
     turn: list[httpx.Response] = []
     with one_slot_taken(
         settings, db, client, operator_headers, api_max_waiting=1, api_max_wait_s=30
-    ) as (base, answers):
+    ) as taken:
         waiting = threading.Thread(
             target=lambda: turn.append(
-                httpx.get(f"{base}/api/v1/switches", headers=operator_headers, timeout=30)
+                httpx.get(f"{taken.base}/api/v1/switches", headers=operator_headers, timeout=30)
             )
         )
         waiting.start()
-        deadline = time.monotonic() + 10
-        while True:  # until the request above is queued: the queue of one is then full
-            refused = httpx.get(f"{base}/api/v1/switches", headers=operator_headers, timeout=10)
-            assert_busy(refused)
-            if "1 waiting" in refused.json()["detail"]:
-                break
-            assert time.monotonic() < deadline, refused.json()["detail"]
-            time.sleep(0.02)
+        until(lambda: taken.app.state.gate.waiting == 1)
+        refused = httpx.get(f"{taken.base}/api/v1/switches", headers=operator_headers, timeout=10)
+        assert_busy(refused)  # the queue of one is full
+        assert "1 requests in progress and 1 waiting" in refused.json()["detail"]
         assert not turn
-    waiting.join(30)
-    assert answers[0].status_code == 201, answers[0].text
-    assert turn[0].status_code == 200, turn[0].text
+        taken.release()
+        waiting.join(30)
+        assert taken.answers[0].status_code == 201, taken.answers[0].text
+        assert turn[0].status_code == 200, turn[0].text
 
 
 def test_a_wait_that_runs_out_is_answered_503(
@@ -133,10 +155,10 @@ def test_a_wait_that_runs_out_is_answered_503(
 ) -> None:
     with one_slot_taken(
         settings, db, client, operator_headers, api_max_waiting=1, api_max_wait_s=0.3
-    ) as (base, answers):
+    ) as taken:
         start = time.monotonic()
-        late = httpx.get(f"{base}/api/v1/switches", headers=operator_headers, timeout=10)
+        late = httpx.get(f"{taken.base}/api/v1/switches", headers=operator_headers, timeout=10)
         assert time.monotonic() - start >= 0.3
         assert_busy(late)
         assert "waited 0.3 s" in late.json()["detail"]
-    assert answers[0].status_code == 201, answers[0].text
+        assert taken.app.state.gate.waiting == 0

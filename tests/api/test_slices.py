@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from httpx import Response
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -71,10 +74,23 @@ def test_create_slice_dp_sids_lowest_free(
 def test_create_slice_dp_sid_taken(
     client: TestClient, operator_headers: Headers, link: dict[str, Any]
 ) -> None:
+    """Refused by the statement that writes the links with the commit: nothing is left."""
     create(client, "slices", operator_headers, slice_body([link["id"]], dp_sid=42))
-    response = client.post(URL, json=slice_body([link["id"]], dp_sid=42), headers=operator_headers)
+    body = slice_body([link["id"]], dp_sid=42)
+    request_id = unique("req")
+    response = client.post(URL, json=body, headers=operator_headers | {"X-Request-ID": request_id})
     assert response.status_code == 409
     assert response.json()["field"] == "body.dp_sid"
+    assert "DP_SID 42 is taken on switch" in response.json()["detail"]
+    assert_nothing_left(client, operator_headers, body["name"], request_id)
+
+
+def assert_nothing_left(client: TestClient, headers: Headers, name: str, request_id: str) -> None:
+    """No slice of that name, and no change-log entry of the refused request."""
+    found = client.get(URL, params={"q": name}, headers=headers).json()
+    assert [s["name"] for s in found["data"] if s["name"] == name] == []
+    logged = client.get("/api/v1/changes", params={"request_id": request_id}, headers=headers)
+    assert logged.json()["data"] == []
 
 
 def test_create_slice_across_switches(client: TestClient, operator_headers: Headers) -> None:
@@ -264,6 +280,7 @@ def test_create_slice_duplicate_name(
     )
     assert response.status_code == 409
     assert response.json()["field"] == "body.name"
+    assert response.json()["detail"] == f"slice name {created['name']!r} is already taken"
 
 
 def test_switch_body_is_valid(client: TestClient, operator_headers: Headers) -> None:
@@ -282,14 +299,10 @@ def test_create_slice_dp_sid_one_freed_is_reused_first(
     assert again["dp_sids"][0]["dp_sid"] == 1
 
 
-def test_create_slice_no_dp_sid_left(
-    client: TestClient,
-    operator_headers: Headers,
-    link: dict[str, Any],
-    db: sessionmaker[Session],
-) -> None:
+@contextmanager
+def every_dp_sid_held(db: sessionmaker[Session], switch_id: int) -> Iterator[None]:
     """Every DP_SID of the switch held (rows written directly: 4,095 creations take long), and
-    removed afterwards: other tests list every slice of the shared database."""
+    freed afterwards: other tests list every slice of the shared database."""
     prefix = unique("full-")
     with db() as session:
         session.execute(
@@ -301,15 +314,55 @@ def test_create_slice_no_dp_sid_left(
                 "INSERT INTO slice_switches (slice_id, switch_id, dp_sid) "
                 "SELECT id, :switch, row_number() OVER (ORDER BY id) FROM made"
             ),
-            {"prefix": prefix, "count": MAX_DP_SID, "switch": link["switch_id"]},
+            {"prefix": prefix, "count": MAX_DP_SID, "switch": switch_id},
         )
         session.commit()
     try:
-        response = client.post(URL, json=slice_body([link["id"]]), headers=operator_headers)
+        yield
     finally:
         with db() as session:
             session.execute(text("DELETE FROM slices WHERE name LIKE :p"), {"p": prefix + "%"})
             session.commit()
+
+
+def assert_no_dp_sid_left(
+    client: TestClient, headers: Headers, response: Response, switch_id: int
+) -> None:
     assert response.status_code == 409
     assert response.json()["field"] == "body.link_ids"
-    assert "no free DP_SID" in response.json()["detail"]
+    switch = client.get(f"/api/v1/switches/{switch_id}", headers=headers).json()
+    assert response.json()["detail"] == f"switch {switch['name']!r} has no free DP_SID left"
+
+
+def test_create_slice_no_dp_sid_left(
+    client: TestClient,
+    operator_headers: Headers,
+    link: dict[str, Any],
+    db: sessionmaker[Session],
+) -> None:
+    body = slice_body([link["id"]])
+    request_id = unique("req")
+    with every_dp_sid_held(db, link["switch_id"]):
+        response = client.post(
+            URL, json=body, headers=operator_headers | {"X-Request-ID": request_id}
+        )
+    assert_no_dp_sid_left(client, operator_headers, response, link["switch_id"])
+    assert_nothing_left(client, operator_headers, body["name"], request_id)
+
+
+def test_move_slice_to_a_switch_with_no_dp_sid_left(
+    client: TestClient,
+    operator_headers: Headers,
+    link: dict[str, Any],
+    db: sessionmaker[Session],
+) -> None:
+    """The change is refused and rolled back: the slice stays where it was."""
+    created = create(client, "slices", operator_headers, slice_body([link["id"]]))
+    other = create_link(client, operator_headers)
+    with every_dp_sid_held(db, other["switch_id"]):
+        response = client.patch(
+            f"{URL}/{created['id']}", json={"link_ids": [other["id"]]}, headers=operator_headers
+        )
+    assert_no_dp_sid_left(client, operator_headers, response, other["switch_id"])
+    kept = client.get(f"{URL}/{created['id']}", headers=operator_headers).json()
+    assert kept["link_ids"] == [link["id"]] and kept["dp_sids"] == created["dp_sids"]

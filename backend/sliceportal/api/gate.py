@@ -111,9 +111,9 @@ class RequestGate:
 class GateMiddleware:
     """Pass each API request through a `RequestGate`; 503 problem+json when it is refused."""
 
-    def __init__(self, app: ASGIApp, limits: GateLimits) -> None:
+    def __init__(self, app: ASGIApp, gate: RequestGate) -> None:
         self.app = app
-        self.gate = RequestGate(limits)
+        self.gate = gate
         self._shed = 0
         self._last_log = time.monotonic()
 

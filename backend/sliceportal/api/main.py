@@ -22,7 +22,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sliceportal.api import problems
-from sliceportal.api.gate import GateLimits, GateMiddleware
+from sliceportal.api.gate import GateLimits, GateMiddleware, RequestGate
 from sliceportal.api.router import ROUTERS
 from sliceportal.api.spa import mount_spa
 from sliceportal.core.config import Settings, get_settings
@@ -100,7 +100,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.redis = redis_client
     problems.install(app)
     # Added first, so it runs inside the request id middleware: a 503 carries the id too.
-    app.add_middleware(GateMiddleware, limits=gate_limits(settings))
+    app.state.gate = RequestGate(gate_limits(settings))
+    app.add_middleware(GateMiddleware, gate=app.state.gate)
     app.add_middleware(RequestIdMiddleware)
     for router in ROUTERS:
         app.include_router(router, prefix=API_PREFIX)

@@ -13,6 +13,7 @@ import logging
 from http import HTTPStatus
 from typing import Any
 
+import psycopg
 import redis
 import sqlalchemy.exc
 from fastapi import FastAPI, Request
@@ -152,11 +153,12 @@ def _from_service(exc: errors.ServiceError) -> Problem:
             return Problem(409, "conflict", exc.detail, title="Conflict", field=field)
 
 
-def _from_integrity(exc: sqlalchemy.exc.IntegrityError) -> Problem:
-    """A constraint the database enforced (usually a race the service's own checks lost)."""
-    diag = getattr(exc.orig, "diag", None)
+def _from_integrity(error: BaseException | None) -> Problem:
+    """A constraint the database enforced (usually a race the service's own checks lost);
+    `error` is the driver's error (what SQLAlchemy wraps, or what plain SQL raised)."""
+    diag = getattr(error, "diag", None)
     constraint = getattr(diag, "constraint_name", None) or ""
-    sqlstate = getattr(exc.orig, "sqlstate", None)
+    sqlstate = getattr(error, "sqlstate", None)
     field = body_field(CONSTRAINT_FIELDS.get(constraint))
     if sqlstate == "23505":
         return Problem(
@@ -226,6 +228,12 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(sqlalchemy.exc.IntegrityError)
     def _integrity(request: Request, exc: sqlalchemy.exc.IntegrityError) -> JSONResponse:
+        return problem_response(request, _from_integrity(exc.orig))
+
+    # The hot paths run plain SQL on the driver connection (`crud.driver`): its errors reach
+    # here unwrapped.
+    @app.exception_handler(psycopg.errors.IntegrityError)
+    def _plain_integrity(request: Request, exc: psycopg.errors.IntegrityError) -> JSONResponse:
         return problem_response(request, _from_integrity(exc))
 
     def _database_down(request: Request, exc: Exception) -> JSONResponse:
@@ -235,7 +243,12 @@ def install(app: FastAPI) -> None:
             service_unavailable("database-unavailable", "the database cannot be reached now"),
         )
 
-    for db_error in (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError):
+    for db_error in (
+        sqlalchemy.exc.OperationalError,
+        sqlalchemy.exc.InterfaceError,
+        psycopg.OperationalError,
+        psycopg.InterfaceError,
+    ):
         app.add_exception_handler(db_error, _database_down)
 
     @app.exception_handler(sqlalchemy.exc.TimeoutError)

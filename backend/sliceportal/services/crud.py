@@ -88,16 +88,50 @@ def driver(session: Session) -> psycopg.Connection[Any]:
     return cast(psycopg.Connection[Any], session.connection().connection.driver_connection)
 
 
-_LOG_AND_RECONCILE = """
-WITH entry AS (
+def log_and_reconcile_ctes(after: str = "%(after)s") -> str:
+    """The CTEs (no WITH) of a change-log entry and of the reconciliation of the switches
+    `%(switch_ids)s` after the commit (the outbox rows `outbox.request_reconcile` writes),
+    with the parameters `log_params` gives; `after` is the SQL of the entry's `after`."""
+    return f"""
+logged AS (
     INSERT INTO change_log
         (user_id, request_id, action, entity_type, entity_id, entity_name, before, after)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-)
-INSERT INTO outbox (task, args)
-SELECT %s, jsonb_build_array(switch_id) FROM unnest(%s::integer[]) AS switch_id
-ORDER BY switch_id
-"""
+    VALUES (%(user_id)s, %(request_id)s, %(action)s, %(entity_type)s, %(entity_id)s,
+            %(entity_name)s, %(before)s, {after})
+), reconciled AS (
+    INSERT INTO outbox (task, args)
+    SELECT %(task)s, jsonb_build_array(switch_id)
+    FROM unnest(%(switch_ids)s::integer[]) AS switch_id
+    ORDER BY switch_id
+)"""
+
+
+_LOG_AND_RECONCILE = f"WITH {log_and_reconcile_ctes()} SELECT"
+
+
+def log_params(
+    context: ChangeContext,
+    action: ChangeAction,
+    entity: tuple[EntityType, int, str],
+    *,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    switch_ids: Iterable[int],
+) -> dict[str, Any]:
+    """The parameters of `log_and_reconcile_ctes`."""
+    entity_type, entity_id, name = entity
+    return {
+        "user_id": context.user_id,
+        "request_id": context.request_id,
+        "action": action.value,
+        "entity_type": entity_type.value,
+        "entity_id": entity_id,
+        "entity_name": name,
+        "before": None if before is None else Jsonb(before),
+        "after": None if after is None else Jsonb(after),
+        "task": outbox.RECONCILE_SWITCH,
+        "switch_ids": sorted(set(switch_ids)),
+    }
 
 
 def log_and_reconcile(
@@ -111,22 +145,10 @@ def log_and_reconcile(
     switch_ids: Iterable[int],
 ) -> None:
     """The change-log entry of a change and the reconciliation of `switch_ids` after its
-    commit (the outbox rows `outbox.request_reconcile` writes), in one statement: one round
-    trip instead of two ORM flushes, since slice changes hold their link locks meanwhile."""
-    entity_type, entity_id, name = entity
+    commit, in one statement: one round trip instead of two ORM flushes, since slice changes
+    hold their link locks meanwhile."""
     with driver(session).cursor() as cursor:
         cursor.execute(
             _LOG_AND_RECONCILE,
-            (
-                context.user_id,
-                context.request_id,
-                action.value,
-                entity_type.value,
-                entity_id,
-                name,
-                None if before is None else Jsonb(before),
-                None if after is None else Jsonb(after),
-                outbox.RECONCILE_SWITCH,
-                sorted(set(switch_ids)),
-            ),
+            log_params(context, action, entity, before=before, after=after, switch_ids=switch_ids),
         )

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from ipaddress import IPv4Network
 from typing import Any
 
+import psycopg
 from sqlalchemy import Select, delete, exists, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, make_transient_to_detached, selectinload
 from sqlalchemy.orm.attributes import set_committed_value
 
-from sliceportal.api.schemas.slices import SliceCreate, SliceUpdate
+from sliceportal.api.schemas.slices import Sla, SliceCreate, SliceUpdate
 from sliceportal.db.choices import ChangeAction, QueueScheme, SliceState
 from sliceportal.db.models import (
     MAX_DP_SID,
@@ -99,13 +100,15 @@ def _check_rules(values: dict[str, Any]) -> None:
         )
 
 
-def _check_name_free(session: Session, name: str, slice_id: int | None) -> None:
-    """Names identify slices in the analytics too, so a taken one is refused before them."""
-    query = exists().where(Slice.name == name)
-    if slice_id is not None:
-        query = query.where(Slice.id != slice_id)
-    if session.scalar(select(query)):
-        raise ConflictError(f"slice name {name!r} is already taken", field="name")
+def _check_name_free(session: Session, name: str, slice_id: int) -> None:
+    """Names identify slices in the analytics too, so a change to a taken one is refused
+    before them (a creation is refused by the unique index, before them too)."""
+    if session.scalar(select(exists().where(Slice.name == name, Slice.id != slice_id))):
+        raise _name_taken(name)
+
+
+def _name_taken(name: str) -> ConflictError:
+    return ConflictError(f"slice name {name!r} is already taken", field="name")
 
 
 def _burst_limit(values: dict[str, Any], burst_bytes: float | None, given_limit: bool) -> None:
@@ -169,31 +172,70 @@ class _Match:
         return cls(slice_id, values["vlan_id"], list(values["ipv4_prefixes"]), link_ids)
 
 
+_INSERT_SLICE = """
+WITH created AS (
+    INSERT INTO slices (name, description, vlan_id, ipv4_prefixes, rate_bps, burst_limit_s,
+                        delay_target_s, e2e_delay_target_s, priority, scheme,
+                        marking_threshold_s, max_packet_bytes, state)
+    VALUES (%(name)s, %(description)s, %(vlan_id)s, %(ipv4_prefixes)s::cidr[], %(rate_bps)s,
+            %(burst_limit_s)s, %(delay_target_s)s, %(e2e_delay_target_s)s, %(priority)s,
+            %(scheme)s, %(marking_threshold_s)s, %(max_packet_bytes)s, %(state)s)
+    RETURNING *
+), sla AS (
+    INSERT INTO slice_slas (slice_id, max_delay_s, min_throughput_bps, max_loss_ratio,
+                            max_mark_ratio)
+    SELECT id, %(max_delay_s)s, %(min_throughput_bps)s, %(max_loss_ratio)s, %(max_mark_ratio)s
+    FROM created
+)
+SELECT * FROM created
+"""
+"""A new slice and its SLA in one statement, answering the slice's row (`_created_row`)."""
+
+
+@dataclass(frozen=True)
+class _Locked:
+    """What `_lock` read under its locks."""
+
+    switches: dict[int, str]
+    """The names of the locked switches, by id."""
+    links: dict[int, admission.LockedLink]
+    stored: admission.StoredLevels
+    created: dict[str, Any] | None
+    """The columns of the slice `_lock` inserted first, if asked to."""
+
+
 def _lock(
     session: Session,
     link_ids: set[int],
     match: _Match | None,
     changed: set[int] | None,
     slice_id: int,
-) -> tuple[dict[int, str], dict[int, admission.LockedLink], admission.StoredLevels]:
-    """Lock the switches of `link_ids` (their names by id); then refuse `match` if another
-    slice holds one of its classifier entries there (`_refuse_clash`); then, unless `changed`
-    is None, lock `link_ids` and the paths of the slices with an end-to-end target crossing
-    `changed` (`admission.LinkLocks`; 422 if one of `link_ids` is gone) and read their stored
-    level sums for the change of slice `slice_id` (none without `changed`).
+    insert: dict[str, Any] | None = None,
+) -> _Locked:
+    """Insert a new slice first, when `insert` gives its columns and SLA (`_INSERT_SLICE`);
+    lock the switches of `link_ids`; then refuse `match` if another slice holds one of its
+    classifier entries there (`_refuse_clash`); then, unless `changed` is None, lock
+    `link_ids` and the paths of the slices with an end-to-end target crossing `changed`
+    (`admission.LinkLocks`; 422 if one of `link_ids` is gone) and read their stored level sums
+    for the change of slice `slice_id` (none without `changed`).
 
     The statements run in that order, each after the locks of the one before, but are sent in
-    one pipeline: one round trip where they took five, and each round trip under the locks
+    one pipeline: one round trip where they took six, and each round trip under the locks
     is a wait for the database and for this worker's GIL while the other requests queue.
+    A slice being created is `slice_id` 0 to the reads: it crosses no link yet, so none of
+    them can find it.
     """
     connection = crud.driver(session)
     links: dict[int, admission.LockedLink] = {}
     stored = admission.StoredLevels({}, [])
     with ExitStack() as stack:
         stack.enter_context(connection.pipeline())
+        inserting = stack.enter_context(connection.cursor())
         locking = stack.enter_context(connection.cursor())
         matching = stack.enter_context(connection.cursor())
         leaving = stack.enter_context(connection.cursor())
+        if insert is not None:
+            inserting.execute(_INSERT_SLICE, insert)
         locking.execute(_LOCK_SWITCHES, (list(link_ids),))
         if match is not None:
             prefixes = [str(prefix) for prefix in match.prefixes]
@@ -211,17 +253,23 @@ def _lock(
             locks = admission.LinkLocks(
                 stack, session, link_ids, changed=changed, slice_id=slice_id
             )
-            links = locks.links()
-            stored = locks.stored()
+        created = None
+        if insert is not None:
+            values = inserting.fetchone()  # first: the description comes with the result
+            columns = [column.name for column in inserting.description or ()]
+            created = dict(zip(columns, values or (), strict=True))
         switches = dict(locking.fetchall())
         clashing = matching.fetchall() if match is not None else []
         exits = leaving.fetchall() if match is not None else []
+        if changed is not None:
+            links = locks.links()
+            stored = locks.stored()
     missing = link_ids - links.keys() if changed is not None else set()
     if missing:
         raise InvalidFieldError(f"link {min(missing)} does not exist", field="link_ids")
     if match is not None:
         _refuse_clash(match, clashing, exits, switches)
-    return switches, links, stored
+    return _Locked(switches, links, stored, created)
 
 
 def _refuse_clash(
@@ -318,8 +366,8 @@ def _admit(
     )
 
 
-_SET_LINKS = f"""
-WITH left_links AS (
+_SET_LINKS_CTES = f"""
+left_links AS (
     DELETE FROM slice_links WHERE slice_id = %(slice)s AND link_id <> ALL(%(links)s)
 ), left_switches AS (
     DELETE FROM slice_switches WHERE slice_id = %(slice)s AND switch_id <> ALL(%(switches)s)
@@ -353,22 +401,91 @@ WITH left_links AS (
     SELECT %(slice)s, link.id, link.switch_id
     FROM unnest(%(links)s::integer[], %(link_switches)s::integer[]) AS link (id, switch_id)
     WHERE NOT EXISTS (
-        SELECT FROM slice_links mine WHERE mine.slice_id = %(slice)s AND mine.link_id = link.id
-    ) AND (
-        link.switch_id IN (SELECT switch_id FROM added_switches) OR EXISTS (
-            SELECT FROM slice_switches mine
-            WHERE mine.slice_id = %(slice)s AND mine.switch_id = link.switch_id))
-)
-SELECT switch_id, dp_sid FROM added_switches
-UNION ALL
-SELECT switch_id, dp_sid FROM slice_switches
-WHERE slice_id = %(slice)s AND switch_id = ANY(%(switches)s)
+        SELECT FROM slice_links mine WHERE mine.slice_id = %(slice)s AND mine.link_id = link.id)
+), held AS (
+    SELECT switch_id, dp_sid FROM added_switches
+    UNION ALL
+    SELECT switch_id, dp_sid FROM slice_switches
+    WHERE slice_id = %(slice)s AND switch_id = ANY(%(switches)s)
+)"""
+"""What three ORM flushes and a DP_SID query did under the locks: drop the links and switches
+the slice leaves (the database cascades to their rows), give it a DP_SID on each new switch
+(the switch rows are locked: nobody allocates meanwhile; ON CONFLICT skips a wanted DP_SID
+that is taken) and add the new link rows; `held` is the DP_SIDs it holds now. A switch that
+gave none fails the statement on the link rows' foreign key to `slice_switches`
+(`_LINK_NEEDS_DP_SID`), so nothing half-written can be committed."""
+_SET_LINKS = f"WITH {_SET_LINKS_CTES} SELECT switch_id, dp_sid FROM held"
+_SET_LINKS_AND_LOG = f"""
+WITH {_SET_LINKS_CTES}, {
+    crud.log_and_reconcile_ctes(
+        "%(after)s || jsonb_build_object('dp_sids', "
+        "(SELECT COALESCE(jsonb_object_agg(switch_id::text, dp_sid), '{}') FROM held))"
+    )
+}
+SELECT switch_id, dp_sid FROM held
 """
-"""One statement for what three ORM flushes and a DP_SID query did under the locks: drop the
-links and switches the slice leaves (the database cascades to their rows), give it a DP_SID
-on each new switch (the switch rows are locked: nobody allocates meanwhile; ON CONFLICT skips
-a wanted DP_SID that is taken) and add the new link rows. It answers the DP_SIDs held now; a
-switch missing from them got none."""
+"""`_SET_LINKS` and the change-log entry (its `after` gets the DP_SIDs `held` answers) and
+the reconciliations, in one statement."""
+_LINK_NEEDS_DP_SID = "fk_slice_links_slice_id_switch_id_slice_switches"
+_DP_SID_USE = """
+SELECT switch_id, count(*), bool_or(dp_sid = %(dp_sid)s) FROM slice_switches
+WHERE switch_id = ANY(%(switches)s) GROUP BY switch_id ORDER BY switch_id
+"""
+
+
+def _set_links_params(
+    row: Slice, links: list[admission.LockedLink], dp_sid: int | None
+) -> dict[str, Any]:
+    return {
+        "slice": row.id,
+        "links": [link.params.id for link in links],
+        "link_switches": [link.switch_id for link in links],
+        "switches": sorted({link.switch_id for link in links}),
+        "dp_sid": dp_sid,
+    }
+
+
+def _dp_sid_refused(
+    session: Session, switches: dict[int, str], wanted: list[int], dp_sid: int | None
+) -> ConflictError:
+    """Why a slice got no DP_SID on one of the switches `wanted`, told after the failed
+    statement's rollback (so from the switches as they are now: rare enough to read twice)."""
+    session.rollback()
+    with crud.driver(session).cursor() as cursor:
+        cursor.execute(_DP_SID_USE, {"switches": wanted, "dp_sid": dp_sid})
+        use = cursor.fetchall()
+    session.rollback()
+    for switch_id, count, taken in use:
+        if dp_sid is not None and taken:
+            return ConflictError(
+                f"DP_SID {dp_sid} is taken on switch {switches[switch_id]!r}", field="dp_sid"
+            )
+        if dp_sid is None and count >= MAX_DP_SID:
+            return ConflictError(
+                f"switch {switches[switch_id]!r} has no free DP_SID left", field="link_ids"
+            )
+    return ConflictError(
+        "a concurrent change took the DP_SID the slice was to get; try again",
+        field="dp_sid" if dp_sid is not None else "link_ids",
+    )
+
+
+def _crossing(row: Slice, links: list[admission.LockedLink], held: dict[int, int]) -> None:
+    """Set the slice's relationships to the rows `_SET_LINKS` left (as loaded: they are
+    written already)."""
+    set_committed_value(
+        row,
+        "switch_rows",
+        [SliceSwitch(slice_id=row.id, switch_id=s, dp_sid=held[s]) for s in sorted(held)],
+    )
+    set_committed_value(
+        row,
+        "link_rows",
+        [
+            SliceLink(slice_id=row.id, link_id=link.params.id, switch_id=link.switch_id)
+            for link in sorted(links, key=lambda link: link.params.id)
+        ],
+    )
 
 
 def _set_links(
@@ -379,39 +496,17 @@ def _set_links(
     dp_sid: int | None = None,
 ) -> None:
     """Make the slice cross exactly `links`, holding one DP_SID on each of their switches, and
-    set its relationships to match (as loaded: the rows are written already)."""
-    wanted = sorted({link.switch_id for link in links})
-    with crud.driver(session).cursor() as cursor:
-        cursor.execute(
-            _SET_LINKS,
-            {
-                "slice": row.id,
-                "links": [link.params.id for link in links],
-                "link_switches": [link.switch_id for link in links],
-                "switches": wanted,
-                "dp_sid": dp_sid,
-            },
-        )
-        held = dict(cursor.fetchall())
-    for switch_id in wanted:
-        if switch_id not in held:
-            name = switches[switch_id]
-            if dp_sid is not None:
-                raise ConflictError(f"DP_SID {dp_sid} is taken on switch {name!r}", field="dp_sid")
-            raise ConflictError(f"switch {name!r} has no free DP_SID left", field="link_ids")
-    set_committed_value(
-        row,
-        "switch_rows",
-        [SliceSwitch(slice_id=row.id, switch_id=s, dp_sid=held[s]) for s in wanted],
-    )
-    set_committed_value(
-        row,
-        "link_rows",
-        [
-            SliceLink(slice_id=row.id, link_id=link.params.id, switch_id=link.switch_id)
-            for link in sorted(links, key=lambda link: link.params.id)
-        ],
-    )
+    set its relationships to match."""
+    params = _set_links_params(row, links, dp_sid)
+    try:
+        with crud.driver(session).cursor() as cursor:
+            cursor.execute(_SET_LINKS, params)
+            held = dict(cursor.fetchall())
+    except psycopg.errors.ForeignKeyViolation as exc:
+        if exc.diag.constraint_name != _LINK_NEEDS_DP_SID:
+            raise
+        raise _dp_sid_refused(session, switches, params["switches"], dp_sid) from None
+    _crossing(row, links, held)
 
 
 def create_slice(session: Session, context: ChangeContext, data: SliceCreate) -> Slice:
@@ -430,29 +525,64 @@ def create_slice(session: Session, context: ChangeContext, data: SliceCreate) ->
 def _create(
     session: Session, context: ChangeContext, data: SliceCreate, values: dict[str, Any]
 ) -> Slice:
-    _check_name_free(session, values["name"], None)
-    # Inserted before the locks, to keep them short; a racing creation of the same name waits
-    # on the unique index and then fails on it.
-    row = Slice(**values, state=SliceState.PENDING)
-    row.sla = SliceSla(**data.sla.model_dump())
-    session.add(row)
-    session.flush()
+    """Two round trips: the insert of the slice with its SLA, the locks and the reads of
+    admission (`_lock`); then, once admitted, its links, DP_SIDs, change-log entry and
+    reconciliations in one statement with the commit. The locked section holds one wait for
+    the database where it held three; the insert comes before the locks, which keeps them
+    short, and a racing creation of the same name waits on the unique index and then fails
+    on it."""
     link_ids = set(data.link_ids)
-    switches, links, stored = _lock(
-        session, link_ids, _Match.of(values, row.id, link_ids), link_ids, row.id
-    )
-    _admit(session, values, row.id, links, link_ids, stored)
-    _set_links(session, row, switches, [links[i] for i in sorted(link_ids)], data.dp_sid)
-    crud.log_and_reconcile(
-        session,
+    insert = values | data.sla.model_dump() | {"state": SliceState.PENDING}
+    try:
+        locked = _lock(session, link_ids, _Match.of(values, 0, link_ids), link_ids, 0, insert)
+    except psycopg.errors.UniqueViolation as exc:
+        if exc.diag.constraint_name != _NAME_TAKEN:
+            raise
+        raise ConflictError(
+            f"slice name {values['name']!r} is already taken", field="name"
+        ) from None
+    assert locked.created is not None
+    row = _created_row(session, locked.created, data.sla)
+    _admit(session, values, row.id, locked.links, link_ids, locked.stored)
+    crossed = [locked.links[link_id] for link_id in sorted(link_ids)]
+    _crossing(row, crossed, {})
+    params = _set_links_params(row, crossed, data.dp_sid)
+    params |= crud.log_params(
         context,
         ChangeAction.CREATE,
         (row.entity_type, row.id, row.display_name),
         before=None,
         after=row.snapshot(),
-        switch_ids=(r.switch_id for r in row.switch_rows),
+        switch_ids=params["switches"],
     )
-    session.commit()
+    connection = crud.driver(session)
+    try:
+        with connection.pipeline(), connection.cursor() as cursor:
+            cursor.execute(_SET_LINKS_AND_LOG, params)
+            connection.commit()
+            held = dict(cursor.fetchall())
+    except psycopg.errors.ForeignKeyViolation as exc:
+        if exc.diag.constraint_name != _LINK_NEEDS_DP_SID:
+            raise
+        raise _dp_sid_refused(session, locked.switches, params["switches"], data.dp_sid) from None
+    _crossing(row, crossed, held)
+    session.commit()  # ends the session's transaction, which the driver committed
+    return row
+
+
+_NAME_TAKEN = "uq_slices_name"
+
+
+def _created_row(session: Session, columns: dict[str, Any], sla: Sla) -> Slice:
+    """The slice `_INSERT_SLICE` wrote, as a clean row of `session` (no SQL is emitted for it);
+    its SLA as loaded."""
+    row = Slice(
+        **columns
+        | {"scheme": QueueScheme(columns["scheme"]), "state": SliceState(columns["state"])}
+    )
+    make_transient_to_detached(row)
+    session.add(row)
+    set_committed_value(row, "sla", SliceSla(slice_id=row.id, **sla.model_dump()))
     return row
 
 
@@ -477,12 +607,10 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     fields = data.model_fields_set
     match = _Match.of(values, row.id, link_ids) if fields & MATCH_FIELDS else None
     if fields & ANALYSED_FIELDS:
-        switches, links, stored = _lock(
-            session, link_ids | set(row.link_ids), match, link_ids, row.id
-        )
+        locked = _lock(session, link_ids | set(row.link_ids), match, link_ids, row.id)
         _check_name_free(session, values["name"], row.id)
-        _admit(session, values, row.id, links, link_ids, stored, old=row)
-        _set_links(session, row, switches, [links[link_id] for link_id in sorted(link_ids)])
+        _admit(session, values, row.id, locked.links, link_ids, locked.stored, old=row)
+        _set_links(session, row, locked.switches, [locked.links[i] for i in sorted(link_ids)])
     else:
         if match is not None:
             _lock(session, link_ids, match, None, row.id)
