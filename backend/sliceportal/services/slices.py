@@ -137,7 +137,9 @@ SELECT links.switch_id, links.port, slices.id, slices.name, slices.vlan_id,
        slices.ipv4_prefixes
 FROM sharing
 JOIN slices ON slices.id = sharing.id
-JOIN slice_links here ON here.slice_id = slices.id
+CROSS JOIN LATERAL (
+    SELECT link_id FROM slice_links WHERE slice_links.slice_id = sharing.id
+) AS here
 JOIN links ON links.id = here.link_id
 WHERE links.switch_id IN (SELECT switch_id FROM links WHERE id = ANY(%(links)s))
   AND slices.id <> %(slice)s
@@ -153,7 +155,9 @@ same VLAN. Only a narrowing, in the database, of what `matchclash.first_clash` d
 
 The slices sharing a prefix or the VLAN are found first, through their indexes, whatever the
 planner's statistics say: joined the other way round (every slice on the switches, then their
-prefixes) this read every slice of the link under the switch locks, 16 ms at 3,400 slices."""
+prefixes) this read every slice of the link under the switch locks, 16 ms at 3,400 slices.
+Their links are then looked up per slice (LATERAL): hash-joined instead, the plan still read
+every link row of the switches (0.5 ms of the query's 0.6 at 1,500 slices on one link)."""
 _EXITS = "SELECT switch_id, port FROM links WHERE id = ANY(%s)"
 """Where a slice will leave each switch it crosses (one link is one switch and egress port)."""
 
