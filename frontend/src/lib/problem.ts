@@ -76,6 +76,14 @@ export class ApiError extends Error {
   }
 
   /**
+   * The server turned the request away before doing any of it (its request gate was full):
+   * sending it again is safe, even for a change.
+   */
+  get isServerBusy(): boolean {
+    return this.status === 503 && this.kind === 'server-busy';
+  }
+
+  /**
    * The endpoint does not exist on this server (yet): the router's bare 404 ("Not Found"),
    * not a 404 that names a missing object ("slice 7 does not exist"), or a 405/501.
    */

@@ -8,6 +8,16 @@ export function shouldRetry(failureCount: number, error: unknown): boolean {
   return failureCount < 2;
 }
 
+/** A change is sent again only when the server refused it untouched (`server-busy`). */
+export function shouldRetryMutation(failureCount: number, error: unknown): boolean {
+  return error instanceof ApiError && error.isServerBusy && failureCount < 2;
+}
+
+/** The server asks for one second (Retry-After: 1); back off a little more each time. */
+export function busyRetryDelay(attempt: number): number {
+  return 1000 * (attempt + 1);
+}
+
 export const queryConfig = {
   queries: {
     retry: shouldRetry,
@@ -15,7 +25,7 @@ export const queryConfig = {
     staleTime: 10_000,
     refetchOnWindowFocus: true,
   },
-  mutations: { retry: false },
+  mutations: { retry: shouldRetryMutation, retryDelay: busyRetryDelay },
 } satisfies DefaultOptions;
 
 export function createQueryClient(): QueryClient {
