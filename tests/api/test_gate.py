@@ -15,14 +15,12 @@ from dataclasses import dataclass
 import httpx
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.api.main import create_app
 from sliceportal.core.config import Settings
-from sliceportal.db.models import Link
-from utils.factories import create_link, slice_body
-from utils.server import lock_waiters, running_server
+from utils.factories import create_link
+from utils.server import WaitingCreation, creation_waiting_for_lock, running_server
 
 Headers = dict[str, str]
 
@@ -33,10 +31,7 @@ class Taken:
 
     app: FastAPI
     base: str
-    answers: list[httpx.Response]
-    """The creation's answer, once `release` has let it finish."""
-    release: Callable[[], None]
-    """Release the link lock and wait for the creation to finish."""
+    creation: WaitingCreation
 
 
 @contextmanager
@@ -47,37 +42,15 @@ def one_slot_taken(
     headers: Headers,
     **limits: object,
 ) -> Iterator[Taken]:
-    """A server whose gate has one slot, taken; `release` (or the exit) frees it."""
+    """A server whose gate has one slot, taken; `creation.release` (or the exit) frees it."""
     link = create_link(client, headers)
     app = create_app(settings.model_copy(update={"api_max_in_flight": 1} | limits))
-    answers: list[httpx.Response] = []
-    with running_server(app) as base, db() as holder:
-        holder.execute(select(Link).where(Link.id == link["id"]).with_for_update())
-
-        def create() -> None:
-            answers.append(
-                httpx.post(
-                    f"{base}/api/v1/slices",
-                    json=slice_body([link["id"]]),
-                    headers=headers,
-                    timeout=30,
-                )
-            )
-
-        creating = threading.Thread(target=create)
-        creating.start()
-        with db() as watcher:
-            lock_waiters(watcher)
+    with (
+        running_server(app) as base,
+        creation_waiting_for_lock(db, base, link["id"], headers) as creation,
+    ):
         assert app.state.gate.in_flight == 1
-
-        def release() -> None:
-            holder.rollback()
-            creating.join(30)
-
-        try:
-            yield Taken(app, base, answers, release)
-        finally:
-            release()
+        yield Taken(app, base, creation)
 
 
 def until(condition: Callable[[], bool]) -> None:
@@ -112,8 +85,8 @@ def test_a_full_process_answers_503_at_once_and_serves_again_when_free(
         # Liveness is never gated: a supervisor must not restart a busy process.
         assert httpx.get(f"{taken.base}/api/v1/health", timeout=10).status_code == 200
 
-        taken.release()
-        assert taken.answers[0].status_code == 201, taken.answers[0].text
+        taken.creation.release()
+        assert taken.creation.answers[0].status_code == 201, taken.creation.answers[0].text
         # The slot is freed once the answer is sent, a moment after the client has it.
         until(lambda: taken.app.state.gate.in_flight == 0)
         served = httpx.get(f"{taken.base}/api/v1/switches", headers=operator_headers, timeout=10)
@@ -141,9 +114,9 @@ def test_a_waiting_request_is_served_in_its_turn(
         assert_busy(refused)  # the queue of one is full
         assert "1 requests in progress and 1 waiting" in refused.json()["detail"]
         assert not turn
-        taken.release()
+        taken.creation.release()
         waiting.join(30)
-        assert taken.answers[0].status_code == 201, taken.answers[0].text
+        assert taken.creation.answers[0].status_code == 201, taken.creation.answers[0].text
         assert turn[0].status_code == 200, turn[0].text
 
 

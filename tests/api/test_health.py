@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import httpx
@@ -14,9 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from sliceportal.api.main import create_app
 from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
-from sliceportal.db.models import Link
-from utils.factories import create_link, slice_body
-from utils.server import lock_waiters, running_server
+from utils.factories import create_link
+from utils.server import creation_waiting_for_lock, running_server
 
 Headers = dict[str, str]
 
@@ -73,26 +71,14 @@ def test_connection_killed_mid_request_gives_503(
 ) -> None:
     """Hold the link lock, let a creation wait for it, kill that request's connection."""
     link = create_link(client, operator_headers)
-    answers: list[httpx.Response] = []
-    with running_server(create_app(settings)) as base, db() as holder, db() as killer:
-        holder.execute(select(Link).where(Link.id == link["id"]).with_for_update())
-
-        def post() -> None:
-            answers.append(
-                httpx.post(
-                    f"{base}/api/v1/slices",
-                    json=slice_body([link["id"]]),
-                    headers=operator_headers,
-                    timeout=30,
-                )
-            )
-
-        thread = threading.Thread(target=post)
-        thread.start()
-        pids = lock_waiters(killer)
-        killer.execute(select(func.pg_terminate_backend(pids[0])))
-        thread.join(30)
-        holder.rollback()
+    with (
+        running_server(create_app(settings)) as base,
+        creation_waiting_for_lock(db, base, link["id"], operator_headers) as waiting,
+        db() as killer,
+    ):
+        killer.execute(select(func.pg_terminate_backend(waiting.pids[0])))
+        waiting.release()
+        answers = waiting.answers
         assert_unavailable(answers[0], "database-unavailable")
         after = httpx.get(f"{base}/api/v1/links/{link['id']}", headers=operator_headers)
         assert after.status_code == 200

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
+import httpx
 import uvicorn
 from fastapi import FastAPI
-from sqlalchemy import text
-from sqlalchemy.orm import Session
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.core.embedded import free_tcp_port
+from sliceportal.db.models import Link
+from utils.factories import slice_body
 
 
 @contextmanager
@@ -50,3 +54,46 @@ def lock_waiters(session: Session, timeout_s: float = 10) -> list[int]:
         session.rollback()  # pg_stat_activity is a snapshot per transaction
         time.sleep(0.02)
     return pids
+
+
+@dataclass
+class WaitingCreation:
+    """A slice creation sent in a thread, waiting for a link lock a test holds."""
+
+    answers: list[httpx.Response]
+    """Its answer, once it has one."""
+    pids: list[int]
+    """The backends waiting for the lock (its own among them)."""
+    release: Callable[[], None]
+    """Release the lock and wait for the creation's answer."""
+
+
+@contextmanager
+def creation_waiting_for_lock(
+    db: sessionmaker[Session], base: str, link_id: int, headers: dict[str, str]
+) -> Iterator[WaitingCreation]:
+    """Lock the link, send a creation on it to `base` and return once it waits for the lock;
+    the lock is released on exit if `release` was not called."""
+    answers: list[httpx.Response] = []
+    with db() as holder:
+        holder.execute(select(Link).where(Link.id == link_id).with_for_update())
+
+        def create() -> None:
+            body = slice_body([link_id])
+            answers.append(
+                httpx.post(f"{base}/api/v1/slices", json=body, headers=headers, timeout=30)
+            )
+
+        creating = threading.Thread(target=create)
+        creating.start()
+        with db() as watcher:
+            pids = lock_waiters(watcher)
+
+        def release() -> None:
+            holder.rollback()
+            creating.join(30)
+
+        try:
+            yield WaitingCreation(answers, pids, release)
+        finally:
+            release()

@@ -134,21 +134,9 @@ def log_params(
     }
 
 
-def log_and_reconcile(
-    session: Session,
-    context: ChangeContext,
-    action: ChangeAction,
-    entity: tuple[EntityType, int, str],
-    *,
-    before: dict[str, Any] | None,
-    after: dict[str, Any] | None,
-    switch_ids: Iterable[int],
-) -> None:
-    """The change-log entry of a change and the reconciliation of `switch_ids` after its
-    commit, in one statement: one round trip instead of two ORM flushes, since slice changes
-    hold their link locks meanwhile."""
+def log_and_reconcile(session: Session, params: dict[str, Any]) -> None:
+    """The change-log entry of a change and the reconciliation of its switches after its
+    commit (`log_params`), in one statement: one round trip instead of two ORM flushes, since
+    slice changes hold their link locks meanwhile."""
     with driver(session).cursor() as cursor:
-        cursor.execute(
-            _LOG_AND_RECONCILE,
-            log_params(context, action, entity, before=before, after=after, switch_ids=switch_ids),
-        )
+        cursor.execute(_LOG_AND_RECONCILE, params)

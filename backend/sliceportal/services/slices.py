@@ -629,12 +629,14 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     session.flush()
     crud.log_and_reconcile(
         session,
-        context,
-        ChangeAction.UPDATE,
-        (row.entity_type, row.id, row.display_name),
-        before=before,
-        after=row.snapshot(),
-        switch_ids=crossed | {r.switch_id for r in row.switch_rows},
+        crud.log_params(
+            context,
+            ChangeAction.UPDATE,
+            (row.entity_type, row.id, row.display_name),
+            before=before,
+            after=row.snapshot(),
+            switch_ids=crossed | {r.switch_id for r in row.switch_rows},
+        ),
     )
     session.commit()
     return row
@@ -650,11 +652,13 @@ def delete_slice(session: Session, context: ChangeContext, slice_id: int) -> Non
     session.execute(delete(Slice).where(Slice.id == slice_id))
     crud.log_and_reconcile(
         session,
-        context,
-        ChangeAction.DELETE,
-        (row.entity_type, row.id, row.name),
-        before=before,
-        after=None,
-        switch_ids=(r.switch_id for r in row.switch_rows),
+        crud.log_params(
+            context,
+            ChangeAction.DELETE,
+            (row.entity_type, row.id, row.name),
+            before=before,
+            after=None,
+            switch_ids=(r.switch_id for r in row.switch_rows),
+        ),
     )
     session.commit()

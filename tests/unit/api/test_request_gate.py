@@ -3,15 +3,33 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import functools
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import pytest
 
 from sliceportal.api.gate import Busy, GateLimits, RequestGate
 
 
-def run(test: Callable[[], Awaitable[None]]) -> None:
-    asyncio.run(test())  # type: ignore[arg-type]
+def on_event_loop(test: Callable[[], Coroutine[Any, Any, None]]) -> Callable[[], None]:
+    """Run an async test on a fresh event loop (the gate needs nothing else)."""
+
+    @functools.wraps(test)
+    def run() -> None:
+        asyncio.run(test())
+
+    return run
+
+
+async def one_held(
+    max_in_flight: int = 1, max_waiting: int = 5, max_wait_s: float = 5
+) -> RequestGate:
+    """A gate whose slots are all held."""
+    gate = RequestGate(GateLimits(max_in_flight, max_waiting, max_wait_s))
+    for _ in range(max_in_flight):
+        await gate.acquire()
+    return gate
 
 
 async def settle() -> None:
@@ -20,129 +38,107 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
-def test_admits_up_to_the_limit_then_queues_in_arrival_order() -> None:
-    async def scenario() -> None:
-        gate = RequestGate(GateLimits(max_in_flight=2, max_waiting=10, max_wait_s=5))
+@on_event_loop
+async def test_admits_up_to_the_limit_then_queues_in_arrival_order() -> None:
+    gate = await one_held(max_in_flight=2, max_waiting=10)
+    assert gate.in_flight == 2
+    order: list[int] = []
+
+    async def waiter(number: int) -> None:
         await gate.acquire()
+        order.append(number)
+
+    tasks = [asyncio.create_task(waiter(number)) for number in range(3)]
+    await settle()
+    assert gate.waiting == 3 and order == []
+    gate.release()
+    await settle()
+    assert order == [0] and gate.in_flight == 2 and gate.waiting == 2
+    gate.release()
+    gate.release()
+    await asyncio.gather(*tasks)
+    assert order == [0, 1, 2] and gate.in_flight == 2 and gate.waiting == 0
+
+
+@on_event_loop
+async def test_a_newcomer_never_overtakes_the_queue() -> None:
+    gate = await one_held(max_waiting=10)
+    first = asyncio.create_task(gate.acquire())
+    await settle()
+    gate.release()  # handed to `first`, not freed: in_flight stays 1
+    assert gate.in_flight == 1
+    late = asyncio.create_task(gate.acquire())
+    await settle()
+    assert first.done() and not late.done()
+    gate.release()
+    await late
+    gate.release()
+    assert gate.in_flight == 0
+
+
+@on_event_loop
+async def test_a_full_queue_refuses_at_once() -> None:
+    gate = await one_held(max_waiting=1)
+    queued = asyncio.create_task(gate.acquire())
+    await settle()
+    with pytest.raises(Busy, match="1 requests in progress and 1 waiting"):
         await gate.acquire()
-        assert gate.in_flight == 2
-        order: list[int] = []
-
-        async def waiter(number: int) -> None:
-            await gate.acquire()
-            order.append(number)
-
-        tasks = [asyncio.create_task(waiter(number)) for number in range(3)]
-        await settle()
-        assert gate.waiting == 3 and order == []
-        gate.release()
-        await settle()
-        assert order == [0] and gate.in_flight == 2 and gate.waiting == 2
-        gate.release()
-        gate.release()
-        await asyncio.gather(*tasks)
-        assert order == [0, 1, 2] and gate.in_flight == 2 and gate.waiting == 0
-
-    run(scenario)
+    gate.release()
+    await queued
+    assert gate.in_flight == 1 and gate.waiting == 0
 
 
-def test_a_newcomer_never_overtakes_the_queue() -> None:
-    async def scenario() -> None:
-        gate = RequestGate(GateLimits(max_in_flight=1, max_waiting=10, max_wait_s=5))
+@on_event_loop
+async def test_no_queue_refuses_whenever_every_slot_is_taken() -> None:
+    gate = await one_held(max_waiting=0)
+    with pytest.raises(Busy):
         await gate.acquire()
-        first = asyncio.create_task(gate.acquire())
-        await settle()
-        gate.release()  # handed to `first`, not freed: in_flight stays 1
-        assert gate.in_flight == 1
-        late = asyncio.create_task(gate.acquire())
-        await settle()
-        assert first.done() and not late.done()
-        gate.release()
-        await late
-        gate.release()
-        assert gate.in_flight == 0
-
-    run(scenario)
+    gate.release()
+    await gate.acquire()
 
 
-def test_a_full_queue_refuses_at_once() -> None:
-    async def scenario() -> None:
-        gate = RequestGate(GateLimits(max_in_flight=1, max_waiting=1, max_wait_s=5))
+@on_event_loop
+async def test_a_wait_that_runs_out_leaves_the_queue() -> None:
+    gate = await one_held(max_wait_s=0.05)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    with pytest.raises(Busy, match="waited 0.05 s"):
         await gate.acquire()
-        queued = asyncio.create_task(gate.acquire())
-        await settle()
-        with pytest.raises(Busy, match="1 requests in progress and 1 waiting"):
-            await gate.acquire()
-        gate.release()
-        await queued
-        assert gate.in_flight == 1 and gate.waiting == 0
-
-    run(scenario)
+    assert loop.time() - start >= 0.05
+    assert gate.waiting == 0
+    gate.release()
+    assert gate.in_flight == 0  # nobody was left to hand the slot to
 
 
-def test_no_queue_refuses_whenever_every_slot_is_taken() -> None:
-    async def scenario() -> None:
-        gate = RequestGate(GateLimits(max_in_flight=1, max_waiting=0, max_wait_s=5))
-        await gate.acquire()
-        with pytest.raises(Busy):
-            await gate.acquire()
-        gate.release()
-        await gate.acquire()
+@on_event_loop
+async def test_a_cancelled_waiter_leaves_the_queue_and_a_granted_one_passes_its_slot_on() -> None:
+    gate = await one_held()
+    gone = asyncio.create_task(gate.acquire())
+    await settle()
+    gone.cancel()
+    await settle()
+    assert gate.waiting == 0
 
-    run(scenario)
-
-
-def test_a_wait_that_runs_out_leaves_the_queue() -> None:
-    async def scenario() -> None:
-        gate = RequestGate(GateLimits(max_in_flight=1, max_waiting=5, max_wait_s=0.05))
-        await gate.acquire()
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        with pytest.raises(Busy, match="waited 0.05 s"):
-            await gate.acquire()
-        assert loop.time() - start >= 0.05
-        assert gate.waiting == 0
-        gate.release()
-        assert gate.in_flight == 0  # nobody was left to hand the slot to
-
-    run(scenario)
+    granted = asyncio.create_task(gate.acquire())
+    behind = asyncio.create_task(gate.acquire())
+    await settle()
+    gate.release()  # the slot is handed to `granted` ...
+    granted.cancel()  # ... which is cancelled before it runs: the slot must reach `behind`
+    await settle()
+    assert granted.cancelled()  # its wait raised, and the slot went on
+    await behind
+    assert gate.in_flight == 1 and gate.waiting == 0
+    gate.release()
+    assert gate.in_flight == 0
 
 
-def test_a_cancelled_waiter_leaves_the_queue_and_a_granted_one_passes_its_slot_on() -> None:
-    async def scenario() -> None:
-        gate = RequestGate(GateLimits(max_in_flight=1, max_waiting=5, max_wait_s=5))
-        await gate.acquire()
-        gone = asyncio.create_task(gate.acquire())
-        await settle()
-        gone.cancel()
-        await settle()
-        assert gate.waiting == 0
-
-        granted = asyncio.create_task(gate.acquire())
-        behind = asyncio.create_task(gate.acquire())
-        await settle()
-        gate.release()  # the slot is handed to `granted` ...
-        granted.cancel()  # ... which is cancelled before it runs: the slot must reach `behind`
-        await settle()
-        assert granted.cancelled()  # its wait raised, and the slot went on
-        await behind
-        assert gate.in_flight == 1 and gate.waiting == 0
-        gate.release()
-        assert gate.in_flight == 0
-
-    run(scenario)
-
-
-def test_a_release_skips_a_waiter_cancelled_before_it_could_leave() -> None:
-    async def scenario() -> None:
-        gate = RequestGate(GateLimits(max_in_flight=1, max_waiting=5, max_wait_s=5))
-        await gate.acquire()
-        gone = asyncio.create_task(gate.acquire())
-        await settle()
-        gone.cancel()
-        gate.release()  # before `gone` ran its cleanup: its cancelled wait is skipped
-        assert gate.in_flight == 0
-        await settle()
-        assert gone.cancelled() and gate.waiting == 0 and gate.in_flight == 0
-
-    run(scenario)
+@on_event_loop
+async def test_a_release_skips_a_waiter_cancelled_before_it_could_leave() -> None:
+    gate = await one_held()
+    gone = asyncio.create_task(gate.acquire())
+    await settle()
+    gone.cancel()
+    gate.release()  # before `gone` ran its cleanup: its cancelled wait is skipped
+    assert gate.in_flight == 0
+    await settle()
+    assert gone.cancelled() and gate.waiting == 0 and gate.in_flight == 0
