@@ -22,6 +22,7 @@ from sliceportal.cli import (
     serve,
     switch,
 )
+from sliceportal.core.config import SettingsError
 from sliceportal.domain import SpecError
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -70,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)
-    except (CliError, SpecError) as exc:
+    except (CliError, SpecError, SettingsError) as exc:
         return _fail(str(exc), 2)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`). Point stdout at devnull so that the flush at

@@ -100,6 +100,7 @@ def serve(args: argparse.Namespace) -> int:
 
     data_dir = Path(args.data_dir).resolve()
     logs = data_dir / "logs"
+    get_settings()  # refuse an invalid setting before starting anything
     with contextlib.ExitStack() as stack:
         if not os.environ.get("DATABASE_URL"):
             server_url = embedded.start_embedded_postgres(data_dir / "postgres")

@@ -10,13 +10,19 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from sliceportal.core.paths import FRONTEND_DIST, P4_BUILD, P4INFO_PATH
 
 DEVELOPMENT_SECRET = "development-only-secret-change-me"
+REDIS_SCHEMES = frozenset({"redis", "rediss", "unix"})
+UNECHOED = frozenset({"DATABASE_URL", "REDIS_URL", "SLICEPORTAL_SECRET_KEY"})
+"""Variables whose invalid value is not repeated in the error: they may hold a password."""
 
 
 class Environment(StrEnum):
@@ -83,6 +89,25 @@ class Settings(BaseSettings):
     report_growth_percent: float = Field(default=5.0, ge=0, le=1000)
     report_horizon_months: int = Field(default=24, ge=1, le=120)
 
+    @field_validator("database_url")
+    @classmethod
+    def _postgresql_url(cls, url: str) -> str:
+        """Only PostgreSQL is supported; a typo here otherwise surfaces at the first query."""
+        try:
+            backend = make_url(url).get_backend_name()
+        except ArgumentError:
+            backend = None
+        if backend != "postgresql":
+            raise ValueError("not a PostgreSQL URL (postgresql+psycopg://user@host:port/db)")
+        return url
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, url: str) -> str:
+        if urlsplit(url).scheme not in REDIS_SCHEMES:
+            raise ValueError("not a Redis URL (redis://host:port/db)")
+        return url
+
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:
         """A forgotten secret in production would let anyone mint tokens."""
@@ -91,7 +116,30 @@ class Settings(BaseSettings):
         return self
 
 
+class SettingsError(ValueError):
+    """The environment holds an invalid setting; the message names the variable, on one line."""
+
+
 @lru_cache
 def get_settings() -> Settings:
     """The settings of this process; tests clear the cache after changing the environment."""
-    return Settings()
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise SettingsError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    """`invalid setting VARIABLE='value': why`, for each error, on one line (not pydantic's
+    multi-line report, which names the field rather than the variable to fix)."""
+    parts = []
+    for error in exc.errors():
+        why = error["msg"].removeprefix("Value error, ")
+        if not error["loc"]:  # a rule across fields: its message names the variables
+            parts.append(why)
+            continue
+        name = str(error["loc"][0])
+        variable = name if name not in Settings.model_fields else f"SLICEPORTAL_{name.upper()}"
+        given = "" if variable in UNECHOED else f"={error['input']!r}"
+        parts.append(f"invalid setting {variable}{given}: {why}")
+    return "; ".join(parts)
