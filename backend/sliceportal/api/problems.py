@@ -236,6 +236,22 @@ def install(app: FastAPI) -> None:
     def _plain_integrity(request: Request, exc: psycopg.errors.IntegrityError) -> JSONResponse:
         return problem_response(request, _from_integrity(exc))
 
+    def _data(request: Request, exc: Exception) -> JSONResponse:
+        # The schemas bound what the columns hold; this is the net under them.
+        logger.warning("a value the database refused: %s", exc.__class__.__name__)
+        return problem_response(
+            request,
+            Problem(
+                422,
+                "validation-error",
+                "a value of the request is out of range for the database",
+                title="Invalid request",
+            ),
+        )
+
+    for data_error in (sqlalchemy.exc.DataError, psycopg.errors.DataError):
+        app.add_exception_handler(data_error, _data)
+
     def _database_down(request: Request, exc: Exception) -> JSONResponse:
         logger.warning("database unavailable: %s", exc.__class__.__name__)
         return problem_response(

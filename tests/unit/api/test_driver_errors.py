@@ -28,6 +28,7 @@ def raising(error: Exception) -> TestClient:
         (psycopg.errors.UniqueViolation("duplicate key"), 409, "conflict"),
         (psycopg.errors.ForeignKeyViolation("still referenced"), 409, "conflict"),
         (psycopg.errors.CheckViolation("check"), 422, "validation-error"),
+        (psycopg.errors.NumericValueOutOfRange("integer out of range"), 422, "validation-error"),
         (psycopg.OperationalError("server closed the connection"), 503, "database-unavailable"),
         (psycopg.InterfaceError("connection is closed"), 503, "database-unavailable"),
     ],

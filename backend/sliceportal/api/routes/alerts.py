@@ -18,6 +18,7 @@ from sliceportal.api.deps import (
     paginate,
 )
 from sliceportal.api.schemas.alerts import AlertPublic, AlertsPublic
+from sliceportal.api.schemas.common import RowId
 from sliceportal.db.models import Alert
 from sliceportal.domain.sla import Rule
 from sliceportal.services import crud
@@ -32,7 +33,7 @@ def read_alerts(
     _: ViewerUser,
     page: PageDep,
     state: AlertState | None = None,
-    slice_id: int | None = None,
+    slice_id: RowId | None = None,
     rule: Rule | None = None,
 ) -> AlertsPublic:
     """Alerts, newest first."""
@@ -41,7 +42,7 @@ def read_alerts(
 
 
 @router.get("/{alert_id}")
-def read_alert(session: SessionDep, _: ViewerUser, alert_id: int) -> AlertPublic:
+def read_alert(session: SessionDep, _: ViewerUser, alert_id: RowId) -> AlertPublic:
     return AlertPublic.model_validate(crud.get(session, Alert, alert_id))
 
 
@@ -52,7 +53,7 @@ def acknowledge_alert(
     context: ChangeContextDep,
     settings: SettingsDep,
     redis_client: RedisDep,
-    alert_id: int,
+    alert_id: RowId,
 ) -> AlertPublic:
     """Acknowledge an alert, firing or resolved (change-logged; pushed to the streams and the
     webhooks). Acknowledging again changes nothing."""

@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from sliceportal.api.deps import OperatorUser, PageDep, SessionDep, paginate, select_where
 from sliceportal.api.schemas.changes import ChangePublic, ChangesPublic
+from sliceportal.api.schemas.common import RowId
 from sliceportal.db.choices import ChangeAction, EntityType
 from sliceportal.db.models import ChangeLogEntry
 
@@ -18,8 +19,8 @@ def read_changes(
     _: OperatorUser,
     page: PageDep,
     entity_type: EntityType | None = None,
-    entity_id: int | None = None,
-    user_id: int | None = None,
+    entity_id: RowId | None = None,
+    user_id: RowId | None = None,
     request_id: str | None = None,
     action: ChangeAction | None = None,
     since: dt.datetime | None = None,

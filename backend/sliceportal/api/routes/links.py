@@ -14,6 +14,7 @@ from sliceportal.api.deps import (
     paginate,
     select_where,
 )
+from sliceportal.api.schemas.common import RowId
 from sliceportal.api.schemas.links import LinkCreate, LinkPublic, LinksPublic, LinkUpdate
 from sliceportal.db.models import Link
 from sliceportal.domain import Model, analyze
@@ -28,7 +29,7 @@ def read_links(
     session: SessionDep,
     _: ViewerUser,
     page: PageDep,
-    switch_id: int | None = None,
+    switch_id: RowId | None = None,
     model: Model | None = None,
     q: str | None = None,
 ) -> LinksPublic:
@@ -52,7 +53,7 @@ def create_link(
 
 
 @router.get("/{link_id}")
-def read_link(session: SessionDep, _: ViewerUser, link_id: int) -> LinkPublic:
+def read_link(session: SessionDep, _: ViewerUser, link_id: RowId) -> LinkPublic:
     return LinkPublic.model_validate(crud.get(session, Link, link_id))
 
 
@@ -61,7 +62,7 @@ def update_link(
     session: SessionDep,
     _: OperatorUser,
     context: ChangeContextDep,
-    link_id: int,
+    link_id: RowId,
     body: LinkUpdate,
 ) -> LinkPublic:
     """A change of capacity, model, queue count or MTU must keep every slice on the link
@@ -71,7 +72,7 @@ def update_link(
 
 @router.delete("/{link_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_link(
-    session: SessionDep, _: OperatorUser, context: ChangeContextDep, link_id: int
+    session: SessionDep, _: OperatorUser, context: ChangeContextDep, link_id: RowId
 ) -> None:
     """Delete a link no slice crosses (409 otherwise)."""
     service.delete_link(session, context, link_id)
@@ -79,7 +80,7 @@ def delete_link(
 
 @router.get("/{link_id}/analysis")
 def read_link_analysis(
-    session: SessionDep, _: ViewerUser, link_id: int, model: Model | None = None
+    session: SessionDep, _: ViewerUser, link_id: RowId, model: Model | None = None
 ) -> dict[str, Any]:
     """The worst-case delay of every slice stored on the link (the CLI's `analyze` document),
     under the link's model or, to compare, under `model`."""

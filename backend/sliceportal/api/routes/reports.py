@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from sqlalchemy.orm import Session
 
 from sliceportal.api.deps import SessionDep, ViewerUser
+from sliceportal.api.schemas.common import RowId
 from sliceportal.api.schemas.reports import Report
 from sliceportal.domain.reports import Report as ReportData
 from sliceportal.domain.reports.tables import TableName
@@ -94,7 +95,7 @@ def read_network_report(session: SessionDep, _: ViewerUser, query: QueryDep) -> 
 
 @router.get("/switches/{switch_id}", response_model=Report, responses=FILE_RESPONSES)
 def read_switch_report(
-    session: SessionDep, _: ViewerUser, switch_id: int, query: QueryDep
+    session: SessionDep, _: ViewerUser, switch_id: RowId, query: QueryDep
 ) -> Report | Response:
     """The report for the links of one switch and the slices crossing them (their end-to-end
     bounds and headroom still account for every link they cross)."""
@@ -103,7 +104,7 @@ def read_switch_report(
 
 @router.get("/links/{link_id}", response_model=Report, responses=FILE_RESPONSES)
 def read_link_report(
-    session: SessionDep, _: ViewerUser, link_id: int, query: QueryDep
+    session: SessionDep, _: ViewerUser, link_id: RowId, query: QueryDep
 ) -> Report | Response:
     """The report for one link and the slices crossing it."""
     return query.respond(session, "link", link_id)

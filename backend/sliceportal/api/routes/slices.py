@@ -14,7 +14,14 @@ from sliceportal.api.deps import (
     paginate,
     select_where,
 )
-from sliceportal.api.schemas.slices import SliceCreate, SlicePublic, SlicesPublic, SliceUpdate
+from sliceportal.api.schemas.common import RowId
+from sliceportal.api.schemas.slices import (
+    SliceCreate,
+    SlicePublic,
+    SlicesPublic,
+    SliceUpdate,
+    VlanId,
+)
 from sliceportal.db.choices import QueueScheme, SliceState
 from sliceportal.db.models import Slice, SliceLink, SliceSwitch
 from sliceportal.services import slices as service
@@ -30,10 +37,10 @@ def read_slices(
     state: SliceState | None = None,
     priority: int | None = None,
     scheme: QueueScheme | None = None,
-    vlan_id: int | None = None,
+    vlan_id: VlanId | None = None,
     prefix: IPv4Network | None = None,
-    link_id: int | None = None,
-    switch_id: int | None = None,
+    link_id: RowId | None = None,
+    switch_id: RowId | None = None,
     q: str | None = None,
 ) -> SlicesPublic:
     """Slices; `link_id`/`switch_id` select those crossing it, `prefix` those matching that
@@ -72,7 +79,7 @@ def create_slice(
 
 
 @router.get("/{slice_id}")
-def read_slice(session: SessionDep, _: ViewerUser, slice_id: int) -> SlicePublic:
+def read_slice(session: SessionDep, _: ViewerUser, slice_id: RowId) -> SlicePublic:
     return SlicePublic.model_validate(service.get_slice(session, slice_id))
 
 
@@ -81,7 +88,7 @@ def update_slice(
     session: SessionDep,
     _: OperatorUser,
     context: ChangeContextDep,
-    slice_id: int,
+    slice_id: RowId,
     body: SliceUpdate,
 ) -> SlicePublic:
     """Change a slice (back to `pending`); a change of rate, burst, target, priority, packet
@@ -91,6 +98,6 @@ def update_slice(
 
 @router.delete("/{slice_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_slice(
-    session: SessionDep, _: OperatorUser, context: ChangeContextDep, slice_id: int
+    session: SessionDep, _: OperatorUser, context: ChangeContextDep, slice_id: RowId
 ) -> None:
     service.delete_slice(session, context, slice_id)

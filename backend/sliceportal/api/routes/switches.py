@@ -14,6 +14,7 @@ from sliceportal.api.deps import (
     select_where,
 )
 from sliceportal.api.problems import service_unavailable
+from sliceportal.api.schemas.common import RowId
 from sliceportal.api.schemas.switches import (
     SwitchCreate,
     SwitchesPublic,
@@ -56,7 +57,7 @@ def create_switch(
 
 
 @router.get("/{switch_id}")
-def read_switch(session: SessionDep, _: ViewerUser, switch_id: int) -> SwitchPublic:
+def read_switch(session: SessionDep, _: ViewerUser, switch_id: RowId) -> SwitchPublic:
     return SwitchPublic.model_validate(crud.get(session, Switch, switch_id))
 
 
@@ -65,7 +66,7 @@ def update_switch(
     session: SessionDep,
     _: OperatorUser,
     context: ChangeContextDep,
-    switch_id: int,
+    switch_id: RowId,
     body: SwitchUpdate,
 ) -> SwitchPublic:
     return SwitchPublic.model_validate(service.update_switch(session, context, switch_id, body))
@@ -73,7 +74,7 @@ def update_switch(
 
 @router.delete("/{switch_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_switch(
-    session: SessionDep, _: OperatorUser, context: ChangeContextDep, switch_id: int
+    session: SessionDep, _: OperatorUser, context: ChangeContextDep, switch_id: RowId
 ) -> None:
     """Delete a switch without links (409 otherwise)."""
     service.delete_switch(session, context, switch_id)
@@ -91,7 +92,7 @@ def _queue(settings: Settings, switch_id: int, *, deploy: bool) -> SwitchTaskAcc
 
 @router.post("/{switch_id}/deploy", status_code=status.HTTP_202_ACCEPTED)
 def deploy_switch(
-    session: SessionDep, settings: SettingsDep, _: OperatorUser, switch_id: int
+    session: SessionDep, settings: SettingsDep, _: OperatorUser, switch_id: RowId
 ) -> SwitchTaskAccepted:
     """Queue a deploy: push the portal's pipeline unless the switch reports its cookie, then
     reconcile the entries. 503 when the task queue is down."""
@@ -101,7 +102,7 @@ def deploy_switch(
 
 @router.post("/{switch_id}/reconcile", status_code=status.HTTP_202_ACCEPTED)
 def reconcile_switch(
-    session: SessionDep, settings: SettingsDep, _: OperatorUser, switch_id: int
+    session: SessionDep, settings: SettingsDep, _: OperatorUser, switch_id: RowId
 ) -> SwitchTaskAccepted:
     """Queue a reconciliation: write what the switch lacks, remove what it should not hold,
     re-push the pipeline if the switch lost it. 503 when the task queue is down."""

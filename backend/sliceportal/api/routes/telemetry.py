@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from sliceportal.api.deps import SessionDep, SettingsDep, ViewerUser
 from sliceportal.api.problems import Problem
 from sliceportal.api.routes.stream import SSE_RESPONSE, StreamUser, event_stream
+from sliceportal.api.schemas.common import RowId
 from sliceportal.api.schemas.telemetry import TelemetryPublic, TelemetrySample
 from sliceportal.db.models import Slice
 from sliceportal.services.errors import NotFoundError
@@ -46,7 +47,7 @@ def _utc(moment: dt.datetime) -> dt.datetime:
 def read_slice_telemetry(
     session: SessionDep,
     _: ViewerUser,
-    slice_id: int,
+    slice_id: RowId,
     start: Annotated[dt.datetime | None, Query(description="exclusive; default end - 1 h")] = None,
     end: Annotated[dt.datetime | None, Query(description="inclusive; default now")] = None,
     resolution: Annotated[
@@ -81,7 +82,7 @@ def read_slice_telemetry(
     "/{slice_id}/telemetry/stream", response_class=StreamingResponse, responses=SSE_RESPONSE
 )
 async def stream_slice_telemetry(
-    request: Request, _: StreamUser, settings: SettingsDep, slice_id: int
+    request: Request, _: StreamUser, settings: SettingsDep, slice_id: RowId
 ) -> StreamingResponse:
     """The slice's samples as they are taken (event `sample`, one JSON sample each, about
     one per poll period and switch), with keep-alive comments."""

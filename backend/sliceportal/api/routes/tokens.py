@@ -11,6 +11,7 @@ from sliceportal.api.deps import (
     select_where,
 )
 from sliceportal.api.problems import Problem
+from sliceportal.api.schemas.common import RowId
 from sliceportal.api.schemas.tokens import (
     ApiTokenCreate,
     ApiTokenCreated,
@@ -27,7 +28,7 @@ router = APIRouter(prefix="/tokens", tags=["tokens"])
 
 @router.get("")
 def read_tokens(
-    session: SessionDep, user: CurrentUser, page: PageDep, user_id: int | None = None
+    session: SessionDep, user: CurrentUser, page: PageDep, user_id: RowId | None = None
 ) -> ApiTokensPublic:
     """Your API tokens; admins may list anyone's with `user_id`. Secrets are never shown."""
     if user_id is not None and user_id != user.id and user.role is not Role.ADMIN:
@@ -50,7 +51,7 @@ def create_token(
 
 @router.delete("/{token_id}", status_code=status.HTTP_204_NO_CONTENT)
 def revoke_token(
-    session: SessionDep, user: CurrentUser, context: ChangeContextDep, token_id: int
+    session: SessionDep, user: CurrentUser, context: ChangeContextDep, token_id: RowId
 ) -> None:
     """Revoke one of your tokens (admins: anyone's). The row stays, marked revoked."""
     token = crud.get(session, ApiToken, token_id, lock=True)

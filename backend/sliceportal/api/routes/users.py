@@ -11,6 +11,7 @@ from sliceportal.api.deps import (
     paginate,
     select_where,
 )
+from sliceportal.api.schemas.common import RowId
 from sliceportal.api.schemas.users import (
     UserCreate,
     UserPublic,
@@ -63,7 +64,7 @@ def update_user_me(
 
 
 @router.get("/{user_id}")
-def read_user(session: SessionDep, _: AdminUser, user_id: int) -> UserPublic:
+def read_user(session: SessionDep, _: AdminUser, user_id: RowId) -> UserPublic:
     return UserPublic.model_validate(crud.get(session, User, user_id))
 
 
@@ -72,7 +73,7 @@ def update_user(
     session: SessionDep,
     _: AdminUser,
     context: ChangeContextDep,
-    user_id: int,
+    user_id: RowId,
     body: UserUpdate,
 ) -> UserPublic:
     user = crud.get(session, User, user_id, lock=True)
@@ -80,6 +81,8 @@ def update_user(
 
 
 @router.delete("/{user_id}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_user(session: SessionDep, _: AdminUser, context: ChangeContextDep, user_id: int) -> None:
+def delete_user(
+    session: SessionDep, _: AdminUser, context: ChangeContextDep, user_id: RowId
+) -> None:
     """Delete a user who never changed anything; deactivate the others (`is_active: false`)."""
     users.delete_user(session, context, crud.get(session, User, user_id, lock=True))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
+from annotated_types import Ge, Le
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 Name = Annotated[
@@ -11,6 +12,11 @@ Name = Annotated[
     Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.:/@+-]*$"),
 ]
 Description = Annotated[str, Field(max_length=2000)]
+MAX_ROW_ID = 2**31 - 1
+"""Row ids are PostgreSQL `integer`s."""
+RowId = Annotated[int, Ge(1), Le(MAX_ROW_ID)]
+"""An id in a path or a filter: out of range is a 422 naming the parameter, not a database
+error (it was a 500: `integer out of range`)."""
 
 
 class InputModel(BaseModel):
