@@ -41,3 +41,33 @@ def test_an_id_out_of_range_is_a_422_naming_it(
     assert response.status_code == 422, response.text
     assert response.headers["content-type"] == "application/problem+json"
     assert response.json()["field"] == field
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "field"),
+    [
+        (
+            "/api/v1/links",
+            {"switch_id": BIG, "name": "x", "port": 1, "capacity_bps": 1e9},
+            "body.switch_id",
+        ),
+        (
+            "/api/v1/slices",
+            {
+                "name": "x",
+                "vlan_id": 10,
+                "rate_bps": 1e6,
+                "burst_limit_s": 0.01,
+                "priority": 1,
+                "link_ids": [BIG],
+            },
+            "body.link_ids.0",
+        ),
+    ],
+)
+def test_an_id_out_of_range_in_a_body_is_a_422_naming_it(
+    client: TestClient, admin_headers: Headers, url: str, body: dict[str, object], field: str
+) -> None:
+    response = client.post(url, headers=admin_headers, json=body)
+    assert response.status_code == 422, response.text
+    assert response.json()["field"] == field

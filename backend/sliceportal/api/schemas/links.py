@@ -12,6 +12,7 @@ from sliceportal.api.schemas.common import (
     Page,
     PatchModel,
     PublicModel,
+    RowId,
 )
 from sliceportal.db.models import MAX_PORT, MAX_QUEUES
 from sliceportal.domain import Model
@@ -23,7 +24,7 @@ Mtu = Annotated[int, Field(ge=64, le=65535)]
 
 
 class LinkCreate(InputModel):
-    switch_id: int
+    switch_id: RowId
     name: Name
     description: Description = ""
     port: Port

@@ -18,6 +18,7 @@ from sliceportal.api.schemas.common import (
     Page,
     PatchModel,
     PublicModel,
+    RowId,
 )
 from sliceportal.db.choices import QueueScheme, SliceState
 from sliceportal.db.models import MAX_DP_SID, MAX_PRIORITY
@@ -43,7 +44,7 @@ Seconds = Annotated[float, Field(gt=0, le=3600, description="seconds")]
 Rate = Annotated[float, Field(gt=0, description="bit/s")]
 Priority = Annotated[int, Field(ge=0, le=MAX_PRIORITY, description="7 is the highest")]
 PacketBytes = Annotated[int, Field(ge=64, le=65535)]
-LinkIds = Annotated[list[int], Field(min_length=1, max_length=64), AfterValidator(_unique_ids)]
+LinkIds = Annotated[list[RowId], Field(min_length=1, max_length=64), AfterValidator(_unique_ids)]
 DpSid = Annotated[int, Field(ge=1, le=MAX_DP_SID)]
 E2E_TARGET = (
     "seconds; bound on the sum of the slice's worst-case delays over every link it crosses "
