@@ -11,6 +11,13 @@ BIG = 2**31
 """One past the largest `integer`."""
 
 
+def test_an_id_in_range_that_names_nothing_is_a_404(
+    client: TestClient, admin_headers: Headers
+) -> None:
+    for url in ("/api/v1/slices/0", f"/api/v1/slices/{BIG - 1}", f"/api/v1/slices/{-BIG}"):
+        assert client.get(url, headers=admin_headers).status_code == 404
+
+
 @pytest.mark.parametrize(
     ("method", "url", "field"),
     [
@@ -24,7 +31,7 @@ BIG = 2**31
         ("GET", f"/api/v1/users/{BIG}", "path.user_id"),
         ("GET", f"/api/v1/alerts/{BIG}", "path.alert_id"),
         ("GET", f"/api/v1/reports/links/{BIG}", "path.link_id"),
-        ("GET", "/api/v1/slices/0", "path.slice_id"),
+        ("GET", f"/api/v1/slices/{-BIG - 1}", "path.slice_id"),
         ("GET", f"/api/v1/slices?link_id={BIG}", "query.link_id"),
         ("GET", "/api/v1/slices?vlan_id=5000", "query.vlan_id"),
         ("GET", f"/api/v1/links?switch_id={BIG}", "query.switch_id"),

@@ -14,9 +14,10 @@ Name = Annotated[
 Description = Annotated[str, Field(max_length=2000)]
 MAX_ROW_ID = 2**31 - 1
 """Row ids are PostgreSQL `integer`s."""
-RowId = Annotated[int, Ge(1), Le(MAX_ROW_ID)]
-"""An id in a path or a filter: out of range is a 422 naming the parameter, not a database
-error (it was a 500: `integer out of range`)."""
+RowId = Annotated[int, Ge(-MAX_ROW_ID - 1), Le(MAX_ROW_ID)]
+"""An id in a path, a filter or a body: one the column cannot hold is a 422 naming the field,
+not a database error (it was a 500: `integer out of range`); any other that names no row is a
+404 (or the 422 of its field), as before."""
 
 
 class InputModel(BaseModel):
