@@ -4,6 +4,7 @@ writes with per-update outcomes, read-back, counters, registers, arbitration, TL
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import grpc
 import pytest
 
 from sliceportal.core.config import Settings
+from sliceportal.core.embedded import free_tcp_port
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import reconcile as rc
 from sliceportal.emulator import entities
@@ -22,6 +24,7 @@ from sliceportal.switches.p4runtime import (
     SwitchSession,
     SwitchTarget,
     TransientSwitchError,
+    _channel,
     connect,
     pipeline_cookie,
     settings_pipeline,
@@ -241,6 +244,28 @@ def test_an_unreachable_switch_is_a_transient_error(settings: Settings) -> None:
     with pytest.raises(TransientSwitchError) as down:
         connect(SwitchTarget(1, "127.0.0.1:9", 1, 1), timeout_s=0.3, settings=settings)
     assert down.value.code == grpc.StatusCode.UNAVAILABLE
+
+
+def test_a_switch_back_on_its_address_is_found_by_the_next_session(settings: Settings) -> None:
+    """Another channel to the address is still failing against the switch that was there
+    (here: a channel to a port nothing listens on yet) when the switch comes back and a new
+    session connects: the session must connect, not report that channel's failure.
+
+    With gRPC's default shared connection per address, about 1 attempt in 8 failed this way,
+    whichever attempt was in flight when the switch came back (this loop: 3 of 24)."""
+    for attempt in range(24):
+        address = f"127.0.0.1:{free_tcp_port()}"
+        # the adapter's own channel, as another session to the switch has it
+        stale = _channel(SwitchTarget(1, address, 1, 1), settings.p4rt_batch_size)
+        stale.subscribe(lambda _: None, try_to_connect=True)
+        time.sleep(0.05 * (attempt % 8))
+        with EmulatorServer(address, 1, load_pipeline=True):
+            pool = SessionPool(settings)
+            try:
+                pool.get(SwitchTarget(1, address, 1, 1))
+            finally:
+                pool.close()
+                stale.close()
 
 
 def test_the_pool_keeps_one_session_per_switch_and_replaces_it_when_the_target_changes(

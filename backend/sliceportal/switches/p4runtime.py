@@ -255,6 +255,10 @@ def _channel(target: SwitchTarget, batch_size: int) -> Any:
         # found again within seconds.
         ("grpc.initial_reconnect_backoff_ms", 250),
         ("grpc.max_reconnect_backoff_ms", 2000),
+        # gRPC shares one connection per address between channels by default: a new session
+        # then inherited another channel's attempt still failing against the switch before
+        # it restarted, and `wait_until_ready` reported that stale failure as its own.
+        ("grpc.use_local_subchannel_pool", 1),
     ]
     if not target.uses_tls:
         return grpc.insecure_channel(target.address, options=options)
