@@ -542,9 +542,7 @@ def _create(
     except psycopg.errors.UniqueViolation as exc:
         if exc.diag.constraint_name != _NAME_TAKEN:
             raise
-        raise ConflictError(
-            f"slice name {values['name']!r} is already taken", field="name"
-        ) from None
+        raise _name_taken(values["name"]) from None
     assert locked.created is not None
     row = _created_row(session, locked.created, data.sla)
     _admit(session, values, row.id, locked.links, link_ids, locked.stored)
