@@ -23,8 +23,11 @@ FIRST_ADMIN = "admin"
 
 
 def authenticate(session: Session, username: str, password: str) -> User | None:
-    """The active user with these credentials (same work whether or not the user exists)."""
-    user = session.scalar(select(User).where(User.username == username))
+    """The active user with these credentials (same work whether or not the user exists; a
+    name PostgreSQL text cannot hold names no user)."""
+    user = None
+    if "\x00" not in username:
+        user = session.scalar(select(User).where(User.username == username))
     if not security.verify_password(password, user.hashed_password if user else None):
         return None
     return user if user is not None and user.is_active else None

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from sliceportal.api.deps import OperatorUser, PageDep, SessionDep, paginate, select_where
 from sliceportal.api.schemas.changes import ChangePublic, ChangesPublic
-from sliceportal.api.schemas.common import RowId
+from sliceportal.api.schemas.common import FilterText, RowId
 from sliceportal.db.choices import ChangeAction, EntityType
 from sliceportal.db.models import ChangeLogEntry
 
@@ -21,7 +21,7 @@ def read_changes(
     entity_type: EntityType | None = None,
     entity_id: RowId | None = None,
     user_id: RowId | None = None,
-    request_id: str | None = None,
+    request_id: FilterText | None = None,
     action: ChangeAction | None = None,
     since: dt.datetime | None = None,
     until: dt.datetime | None = None,

@@ -14,7 +14,7 @@ from sliceportal.api.deps import (
     paginate,
     select_where,
 )
-from sliceportal.api.schemas.common import RowId
+from sliceportal.api.schemas.common import FilterText, RowId
 from sliceportal.api.schemas.links import LinkCreate, LinkPublic, LinksPublic, LinkUpdate
 from sliceportal.db.models import Link
 from sliceportal.domain import Model, analyze
@@ -31,7 +31,7 @@ def read_links(
     page: PageDep,
     switch_id: RowId | None = None,
     model: Model | None = None,
-    q: str | None = None,
+    q: FilterText | None = None,
 ) -> LinksPublic:
     """Links; `q` matches part of the name."""
     query = select_where(Link, switch_id=switch_id, model=model)

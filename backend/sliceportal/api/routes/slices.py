@@ -14,8 +14,9 @@ from sliceportal.api.deps import (
     paginate,
     select_where,
 )
-from sliceportal.api.schemas.common import RowId
+from sliceportal.api.schemas.common import FilterText, RowId
 from sliceportal.api.schemas.slices import (
+    Priority,
     SliceCreate,
     SlicePublic,
     SlicesPublic,
@@ -35,13 +36,13 @@ def read_slices(
     _: ViewerUser,
     page: PageDep,
     state: SliceState | None = None,
-    priority: int | None = None,
+    priority: Priority | None = None,
     scheme: QueueScheme | None = None,
     vlan_id: VlanId | None = None,
     prefix: IPv4Network | None = None,
     link_id: RowId | None = None,
     switch_id: RowId | None = None,
-    q: str | None = None,
+    q: FilterText | None = None,
 ) -> SlicesPublic:
     """Slices; `link_id`/`switch_id` select those crossing it, `prefix` those matching that
     exact prefix, `q` matches part of the name."""

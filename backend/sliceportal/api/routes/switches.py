@@ -14,7 +14,7 @@ from sliceportal.api.deps import (
     select_where,
 )
 from sliceportal.api.problems import service_unavailable
-from sliceportal.api.schemas.common import RowId
+from sliceportal.api.schemas.common import FilterText, RowId
 from sliceportal.api.schemas.switches import (
     SwitchCreate,
     SwitchesPublic,
@@ -39,7 +39,7 @@ def read_switches(
     page: PageDep,
     kind: SwitchKind | None = None,
     state: SwitchState | None = None,
-    q: str | None = None,
+    q: FilterText | None = None,
 ) -> SwitchesPublic:
     """Switches; `q` matches part of the name."""
     query = select_where(Switch, kind=kind, state=state)

@@ -11,7 +11,7 @@ from sliceportal.api.deps import (
     paginate,
     select_where,
 )
-from sliceportal.api.schemas.common import RowId
+from sliceportal.api.schemas.common import FilterText, RowId
 from sliceportal.api.schemas.users import (
     UserCreate,
     UserPublic,
@@ -33,7 +33,7 @@ def read_users(
     page: PageDep,
     role: Role | None = None,
     is_active: bool | None = None,
-    q: str | None = None,
+    q: FilterText | None = None,
 ) -> UsersPublic:
     """Users (admin); `q` matches part of the username."""
     query = select_where(User, role=role, is_active=is_active)

@@ -5,13 +5,33 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 from annotated_types import Ge, Le
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
 
 Name = Annotated[
     str,
     Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.:/@+-]*$"),
 ]
-Description = Annotated[str, Field(max_length=2000)]
+
+
+def _no_nul(value: str) -> str:
+    """PostgreSQL text cannot hold NUL: refused here, naming the field, not by the driver
+    (whose error names none)."""
+    if "\x00" in value:
+        raise ValueError("must not contain a NUL character")
+    return value
+
+
+NoNul = AfterValidator(_no_nul)
+Description = Annotated[str, Field(max_length=2000), NoNul]
+FilterText = Annotated[str, NoNul]
+"""Free text in a query filter (`q`, a request id)."""
 MAX_ROW_ID = 2**31 - 1
 """Row ids are PostgreSQL `integer`s."""
 RowId = Annotated[int, Ge(-MAX_ROW_ID - 1), Le(MAX_ROW_ID)]

@@ -11,6 +11,7 @@ from sliceportal.api.schemas.common import (
     Description,
     InputModel,
     Name,
+    NoNul,
     Page,
     PatchModel,
     PublicModel,
@@ -35,10 +36,10 @@ def check_address(value: str) -> str:
     return value
 
 
-Address = Annotated[str, Field(max_length=255), AfterValidator(check_address)]
+Address = Annotated[str, Field(max_length=255), NoNul, AfterValidator(check_address)]
 DeviceId = Annotated[int, Field(ge=0, le=2**63 - 1)]
 ElectionId = Annotated[int, Field(ge=1, le=2**63 - 1)]
-Path = Annotated[str, Field(min_length=1, max_length=1024)]
+Path = Annotated[str, Field(min_length=1, max_length=1024), NoNul]
 
 
 class SwitchCreate(InputModel):

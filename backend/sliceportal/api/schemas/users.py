@@ -5,11 +5,12 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sliceportal.api.schemas.common import InputModel, Page, PatchModel, PublicModel
+from sliceportal.api.schemas.common import InputModel, NoNul, Page, PatchModel, PublicModel
 from sliceportal.db.choices import Role
 
 Username = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.@-]+$")]
 Password = Annotated[str, Field(min_length=8, max_length=128)]
+FullName = Annotated[str, Field(max_length=255), NoNul]
 Email = Annotated[str, Field(max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
 
 
@@ -17,7 +18,7 @@ class UserCreate(InputModel):
     username: Username
     password: Password
     email: Email | None = None
-    full_name: Annotated[str, Field(max_length=255)] = ""
+    full_name: FullName = ""
     role: Role = Role.VIEWER
     is_active: bool = True
 
@@ -27,7 +28,7 @@ class UserUpdate(PatchModel):
 
     password: Password | None = None
     email: Email | None = None
-    full_name: Annotated[str, Field(max_length=255)] | None = None
+    full_name: FullName | None = None
     role: Role | None = None
     is_active: bool | None = None
 
@@ -40,7 +41,7 @@ class UserUpdateMe(PatchModel):
     current_password: str | None = None
     password: Password | None = None
     email: Email | None = None
-    full_name: Annotated[str, Field(max_length=255)] | None = None
+    full_name: FullName | None = None
 
 
 class UserPublic(PublicModel):
