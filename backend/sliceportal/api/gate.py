@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -115,7 +114,9 @@ class GateMiddleware:
         self.app = app
         self.gate = gate
         self._shed = 0
-        self._last_log = time.monotonic()
+        """Refusals not logged yet."""
+        self._flush: asyncio.TimerHandle | None = None
+        """The next count's log, while refusals are being counted."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")
@@ -139,16 +140,34 @@ class GateMiddleware:
             self.gate.release()
 
     def _count_shed(self) -> None:
-        self._shed += 1
-        now = time.monotonic()
-        if now - self._last_log >= LOG_INTERVAL_S:
-            logger.warning(
-                "server busy: answered %d requests 503 in the last %.0f s "
-                "(%d in progress, %d waiting)",
-                self._shed,
-                now - self._last_log,
-                self.gate.in_flight,
-                self.gate.waiting,
-            )
-            self._shed = 0
-            self._last_log = now
+        """The first refusal after a quiet interval is logged at once, the next ones as one
+        count per `LOG_INTERVAL_S`: the last count too, when the interval after a burst ends."""
+        if self._flush is not None:
+            self._shed += 1
+            return
+        logger.warning(
+            "server busy: answered a request 503 (%d in progress, %d waiting); further "
+            "refusals are logged as one count per %g s",
+            self.gate.in_flight,
+            self.gate.waiting,
+            LOG_INTERVAL_S,
+        )
+        self._schedule_count()
+
+    def _schedule_count(self) -> None:
+        self._flush = asyncio.get_running_loop().call_later(LOG_INTERVAL_S, self._log_count)
+
+    def _log_count(self) -> None:
+        self._flush = None
+        if not self._shed:
+            return
+        logger.warning(
+            "server busy: answered %d more requests 503 in the last %g s "
+            "(%d in progress, %d waiting)",
+            self._shed,
+            LOG_INTERVAL_S,
+            self.gate.in_flight,
+            self.gate.waiting,
+        )
+        self._shed = 0
+        self._schedule_count()

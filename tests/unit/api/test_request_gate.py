@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
+from starlette.types import Message, Receive, Scope, Send
 
-from sliceportal.api.gate import Busy, GateLimits, RequestGate
+from sliceportal.api import gate as gate_module
+from sliceportal.api.gate import Busy, GateLimits, GateMiddleware, RequestGate
 
 
 def on_event_loop(test: Callable[[], Coroutine[Any, Any, None]]) -> Callable[[], None]:
@@ -142,3 +145,54 @@ async def test_a_release_skips_a_waiter_cancelled_before_it_could_leave() -> Non
     assert gate.in_flight == 0
     await settle()
     assert gone.cancelled() and gate.waiting == 0 and gate.in_flight == 0
+
+
+def test_refusals_are_logged_first_at_once_then_as_counts_the_last_one_too(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A burst of refusals gives one line at its start and one count per interval, the tail
+    of the burst included: before, a count was logged only at a later refusal."""
+    monkeypatch.setattr(gate_module, "LOG_INTERVAL_S", 0.2)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        raise AssertionError("a refused request never reaches the app")
+
+    async def refuse(middleware: GateMiddleware, times: int) -> None:
+        sent: list[Message] = []
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        for _ in range(times):
+            scope: Scope = {
+                "type": "http",
+                "method": "GET",
+                "path": "/api/v1/slices",
+                "headers": [],
+                "query_string": b"",
+            }
+            await middleware(scope, receive, send)
+        assert [m["status"] for m in sent if m["type"] == "http.response.start"] == [503] * times
+
+    def lines() -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.name == gate_module.__name__]
+
+    async def scenario() -> None:
+        gate = await one_held(max_waiting=0)
+        middleware = GateMiddleware(app, gate)
+        await refuse(middleware, 1)
+        assert len(lines()) == 1 and "answered a request 503" in lines()[0]
+        await refuse(middleware, 3)
+        assert len(lines()) == 1
+        await asyncio.sleep(0.3)  # the burst is over: its tail is counted
+        assert len(lines()) == 2 and "answered 3 more requests 503" in lines()[1]
+        await asyncio.sleep(0.3)  # nothing refused meanwhile: nothing logged
+        assert len(lines()) == 2
+        await refuse(middleware, 1)  # a new burst starts with a line of its own
+        assert len(lines()) == 3 and "answered a request 503" in lines()[2]
+
+    caplog.set_level(logging.WARNING, logger=gate_module.__name__)
+    asyncio.run(scenario())
