@@ -6,6 +6,7 @@ a link lock this test holds in PostgreSQL.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,13 +14,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.api.main import create_app
 from sliceportal.core.config import Settings
-from utils.factories import create_link
+from utils.factories import create_link, slice_body
 from utils.server import WaitingCreation, creation_waiting_for_lock, running_server
 
 Headers = dict[str, str]
@@ -135,3 +137,62 @@ def test_a_wait_that_runs_out_is_answered_503(
         assert_busy(late)
         assert "waited 0.3 s" in late.json()["detail"]
         assert taken.app.state.gate.waiting == 0
+
+
+def test_a_waiting_request_keeps_its_body(
+    settings: Settings,
+    db: sessionmaker[Session],
+    client: TestClient,
+    operator_headers: Headers,
+) -> None:
+    """The gate reads the request while it waits (to see the client leave): the app still
+    gets the whole body, here sent in several pieces (200 kB of trailing JSON whitespace)."""
+    link = create_link(client, operator_headers)
+    body = slice_body([link["id"]], description="x" * 2000)
+    padded = json.dumps(body) + " " * 200_000
+    turn: list[httpx.Response] = []
+    with one_slot_taken(
+        settings, db, client, operator_headers, api_max_waiting=1, api_max_wait_s=30
+    ) as taken:
+        waiting = threading.Thread(
+            target=lambda: turn.append(
+                httpx.post(
+                    f"{taken.base}/api/v1/slices",
+                    headers=operator_headers | {"Content-Type": "application/json"},
+                    content=padded,
+                    timeout=30,
+                )
+            )
+        )
+        waiting.start()
+        until(lambda: taken.app.state.gate.waiting == 1)
+        taken.creation.release()
+        waiting.join(30)
+        assert turn[0].status_code == 201, turn[0].text
+        assert turn[0].json()["name"] == body["name"]
+        assert turn[0].json()["description"] == body["description"]
+
+
+def test_a_waiting_request_whose_client_left_is_dropped_unserved(
+    settings: Settings,
+    db: sessionmaker[Session],
+    client: TestClient,
+    operator_headers: Headers,
+) -> None:
+    """Its client saw no answer, so no slice is made; and it leaves the queue at once."""
+    link = create_link(client, operator_headers)
+    body = slice_body([link["id"]])
+    with one_slot_taken(
+        settings, db, client, operator_headers, api_max_waiting=1, api_max_wait_s=30
+    ) as taken:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(
+                f"{taken.base}/api/v1/slices", headers=operator_headers, json=body, timeout=0.5
+            )
+        until(lambda: taken.app.state.gate.waiting == 0)
+        assert taken.app.state.gate.in_flight == 1  # the creation holding the slot
+        taken.creation.release()
+        assert taken.creation.answers[0].status_code == 201, taken.creation.answers[0].text
+        until(lambda: taken.app.state.gate.in_flight == 0)
+    found = client.get(f"/api/v1/slices?q={body['name']}", headers=operator_headers)
+    assert found.json()["count"] == 0

@@ -4,7 +4,8 @@ A request holds at most one pooled database connection and one worker thread, so
 works on at most `max_in_flight` requests at a time (by default the pool's size plus its
 overflow). The next ones wait here, on the event loop, in arrival order. One that finds
 `max_waiting` requests already waiting, or waits longer than `max_wait_s`, is answered
-503 `server-busy` with Retry-After at once.
+503 `server-busy` with Retry-After at once. One whose client leaves while it waits is dropped
+unserved.
 
 Without the gate the excess queued, unbounded and unseen, for a worker thread and then for a
 pooled connection: under an offered load above what the process can serve, requests failed
@@ -22,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from fastapi import Request
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sliceportal.api.problems import problem_response, server_busy
 
@@ -66,10 +67,16 @@ class RequestGate:
     def waiting(self) -> int:
         return len(self._waiters)
 
-    async def acquire(self) -> None:
-        """Take a slot, waiting if need be; Busy if the queue is full or the wait too long."""
+    def try_acquire(self) -> bool:
+        """Take a slot if one is free and nobody is queued for one."""
         if self.in_flight < self.limits.max_in_flight and not self._waiters:
             self.in_flight += 1
+            return True
+        return False
+
+    async def acquire(self) -> None:
+        """Take a slot, waiting if need be; Busy if the queue is full or the wait too long."""
+        if self.try_acquire():
             return
         if len(self._waiters) >= self.limits.max_waiting:
             raise Busy(f"{self.in_flight} requests in progress and {self.waiting} waiting")
@@ -127,16 +134,58 @@ class GateMiddleware:
         ):
             await self.app(scope, receive, send)
             return
-        try:
-            await self.gate.acquire()
-        except Busy as exc:
-            self._count_shed()
-            response = problem_response(Request(scope), server_busy(exc.reason))
-            await response(scope, receive, send)
-            return
+        if not self.gate.try_acquire():
+            try:
+                queued = await self._queue(receive)
+            except Busy as exc:
+                self._count_shed()
+                response = problem_response(Request(scope), server_busy(exc.reason))
+                await response(scope, receive, send)
+                return
+            if queued is None:
+                return
+            receive = queued
         try:
             await self.app(scope, receive, send)
         finally:
+            self.gate.release()
+
+    async def _queue(self, receive: Receive) -> Receive | None:
+        """Wait for a slot while reading the request, so that a client leaving meanwhile is
+        noticed: then None, and its request is dropped unserved (nobody would read the answer,
+        and a change would still be made that its client never saw confirmed). Otherwise the
+        channel the app reads, which gives first what was read here."""
+        acquiring = asyncio.ensure_future(self.gate.acquire())
+        read: list[Message] = []
+        reading: asyncio.Future[Message] | None = None
+        try:
+            while True:
+                if reading is None:
+                    reading = asyncio.ensure_future(receive())
+                await asyncio.wait((acquiring, reading), return_when=asyncio.FIRST_COMPLETED)
+                if reading.done():  # first: a client that left as its slot came has left
+                    message = reading.result()
+                    reading = None
+                    if message["type"] == "http.disconnect":
+                        self._abandon(acquiring)
+                        return None
+                    read.append(message)
+                if acquiring.done():
+                    break
+        except BaseException:  # the server is cancelling this request
+            self._abandon(acquiring)
+            if reading is not None:
+                reading.cancel()
+            raise
+        if acquiring.exception() is not None and reading is not None:
+            reading.cancel()  # refused: the answer needs no more of the request
+        acquiring.result()  # Busy when refused
+        return _replaying(read, reading, receive)
+
+    def _abandon(self, acquiring: asyncio.Future[None]) -> None:
+        """Leave the queue (`RequestGate.acquire` handles its cancellation); a slot already
+        handed over goes back."""
+        if not acquiring.cancel() and acquiring.exception() is None:
             self.gate.release()
 
     def _count_shed(self) -> None:
@@ -171,3 +220,21 @@ class GateMiddleware:
         )
         self._shed = 0
         self._schedule_count()
+
+
+def _replaying(
+    read: list[Message], reading: asyncio.Future[Message] | None, receive: Receive
+) -> Receive:
+    """`receive`, after the messages `read` and the one `reading` is still waiting for."""
+    pending = deque(read)
+
+    async def replay() -> Message:
+        nonlocal reading
+        if pending:
+            return pending.popleft()
+        if reading is not None:
+            waiting, reading = reading, None
+            return await waiting
+        return await receive()
+
+    return replay

@@ -196,3 +196,74 @@ def test_refusals_are_logged_first_at_once_then_as_counts_the_last_one_too(
 
     caplog.set_level(logging.WARNING, logger=gate_module.__name__)
     asyncio.run(scenario())
+
+
+def _request_scope() -> Scope:
+    return {
+        "type": "http",
+        "method": "POST",
+        "path": "/api/v1/slices",
+        "headers": [],
+        "query_string": b"",
+    }
+
+
+async def _ignore(message: Message) -> None:
+    return None
+
+
+@on_event_loop
+async def test_a_client_that_leaves_as_its_slot_comes_passes_the_slot_on() -> None:
+    """The slot handed to a waiter in the same step its client leaves goes back, and the
+    request is not served."""
+    gate = await one_held()
+    served: list[Scope] = []
+    left = asyncio.Event()
+    messages: list[Message] = [{"type": "http.request", "body": b"{}", "more_body": False}]
+
+    async def receive() -> Message:
+        if messages:
+            return messages.pop()
+        await left.wait()
+        return {"type": "http.disconnect"}
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        served.append(scope)
+
+    request = asyncio.create_task(GateMiddleware(app, gate)(_request_scope(), receive, _ignore))
+    await settle()
+    assert gate.waiting == 1
+    left.set()
+    gate.release()  # hands the slot to the waiter whose client has just left
+    await request
+    await settle()
+    assert served == [] and gate.in_flight == 0 and gate.waiting == 0
+
+
+@on_event_loop
+async def test_a_waiting_request_gets_what_the_gate_read_then_the_rest() -> None:
+    gate = await one_held()
+    chunks: list[Message] = [
+        {"type": "http.request", "body": b'{"a":', "more_body": True},
+        {"type": "http.request", "body": b" 1}", "more_body": False},
+        {"type": "http.disconnect"},
+    ]
+    body_sent = asyncio.Event()
+
+    async def receive() -> Message:
+        if len(chunks) == 1:
+            body_sent.set()
+            await asyncio.sleep(3600)  # the client stays: no disconnect while it waits
+        return chunks.pop(0)
+
+    got: list[Message] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        got.extend([await receive(), await receive()])
+
+    request = asyncio.create_task(GateMiddleware(app, gate)(_request_scope(), receive, _ignore))
+    await body_sent.wait()
+    gate.release()
+    await request
+    assert [m["body"] for m in got] == [b'{"a":', b" 1}"]
+    assert gate.in_flight == 0
