@@ -62,6 +62,16 @@ def until(condition: Callable[[], bool]) -> None:
         time.sleep(0.01)
 
 
+def in_background(
+    request: Callable[[], httpx.Response],
+) -> tuple[threading.Thread, list[httpx.Response]]:
+    """Send `request` from a thread (it may wait in the gate); its answer lands in the list."""
+    answers: list[httpx.Response] = []
+    thread = threading.Thread(target=lambda: answers.append(request()))
+    thread.start()
+    return thread, answers
+
+
 def assert_busy(response: httpx.Response) -> None:
     assert response.status_code == 503, response.text
     assert response.headers["content-type"] == "application/problem+json"
@@ -101,16 +111,12 @@ def test_a_waiting_request_is_served_in_its_turn(
     client: TestClient,
     operator_headers: Headers,
 ) -> None:
-    turn: list[httpx.Response] = []
     with one_slot_taken(
         settings, db, client, operator_headers, api_max_waiting=1, api_max_wait_s=30
     ) as taken:
-        waiting = threading.Thread(
-            target=lambda: turn.append(
-                httpx.get(f"{taken.base}/api/v1/switches", headers=operator_headers, timeout=30)
-            )
+        waiting, turn = in_background(
+            lambda: httpx.get(f"{taken.base}/api/v1/switches", headers=operator_headers, timeout=30)
         )
-        waiting.start()
         until(lambda: taken.app.state.gate.waiting == 1)
         refused = httpx.get(f"{taken.base}/api/v1/switches", headers=operator_headers, timeout=10)
         assert_busy(refused)  # the queue of one is full
@@ -150,21 +156,17 @@ def test_a_waiting_request_keeps_its_body(
     link = create_link(client, operator_headers)
     body = slice_body([link["id"]], description="x" * 2000)
     padded = json.dumps(body) + " " * 200_000
-    turn: list[httpx.Response] = []
     with one_slot_taken(
         settings, db, client, operator_headers, api_max_waiting=1, api_max_wait_s=30
     ) as taken:
-        waiting = threading.Thread(
-            target=lambda: turn.append(
-                httpx.post(
-                    f"{taken.base}/api/v1/slices",
-                    headers=operator_headers | {"Content-Type": "application/json"},
-                    content=padded,
-                    timeout=30,
-                )
+        waiting, turn = in_background(
+            lambda: httpx.post(
+                f"{taken.base}/api/v1/slices",
+                headers=operator_headers | {"Content-Type": "application/json"},
+                content=padded,
+                timeout=30,
             )
         )
-        waiting.start()
         until(lambda: taken.app.state.gate.waiting == 1)
         taken.creation.release()
         waiting.join(30)
