@@ -167,14 +167,7 @@ def test_refusals_are_logged_first_at_once_then_as_counts_the_last_one_too(
             return {"type": "http.request", "body": b"", "more_body": False}
 
         for _ in range(times):
-            scope: Scope = {
-                "type": "http",
-                "method": "GET",
-                "path": "/api/v1/slices",
-                "headers": [],
-                "query_string": b"",
-            }
-            await middleware(scope, receive, send)
+            await middleware(_request_scope(), receive, send)
         assert [m["status"] for m in sent if m["type"] == "http.response.start"] == [503] * times
 
     def lines() -> list[str]:
