@@ -99,10 +99,14 @@ def start_embedded_redis(data_dir: Path) -> EmbeddedRedis:
     return EmbeddedRedis(process=process, url=f"redis://127.0.0.1:{port}/0")
 
 
+def libpq_url(url: str) -> str:
+    """A SQLAlchemy URL (`postgresql+psycopg://…`) as libpq and `psycopg.connect` take it."""
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
 def create_database(server_url: str, name: str) -> str:
     """Create database `name` on the server of `server_url`; return the URL pointing at it."""
-    admin = server_url.replace("postgresql+psycopg://", "postgresql://", 1)
-    with psycopg.connect(admin, autocommit=True) as conn:
+    with psycopg.connect(libpq_url(server_url), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     return _database_url(server_url, name)
 
@@ -116,8 +120,7 @@ def _database_url(server_url: str, name: str) -> str:
 
 def ensure_database(server_url: str, name: str) -> str:
     """Create database `name` unless it exists; return the URL pointing at it."""
-    admin = server_url.replace("postgresql+psycopg://", "postgresql://", 1)
-    with psycopg.connect(admin, autocommit=True) as conn:
+    with psycopg.connect(libpq_url(server_url), autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
     if exists is None:
         return create_database(server_url, name)
@@ -126,6 +129,5 @@ def ensure_database(server_url: str, name: str) -> str:
 
 def drop_database(server_url: str, name: str) -> None:
     """Drop database `name`, disconnecting whoever is still attached."""
-    admin = server_url.replace("postgresql+psycopg://", "postgresql://", 1)
-    with psycopg.connect(admin, autocommit=True) as conn:
+    with psycopg.connect(libpq_url(server_url), autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
