@@ -1,7 +1,8 @@
-"""The statements a creation runs under the switch locks stay cheap while the planner's
+"""The clash query a creation runs under the switch locks stays cheap while the planner's
 statistics are stale: a burst of creations (a benchmark, a bulk import) fills the tables faster
 than autovacuum analyses them (at most once a minute), and a plan chosen for the few rows the
-statistics remember can read every slice of the link."""
+statistics remember can read every slice of the link. (The end-to-end lookups of admission still
+can: docs/api.md, "What is left".)"""
 
 from __future__ import annotations
 
