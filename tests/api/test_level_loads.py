@@ -1,6 +1,6 @@
-"""The per-level sums admission reads (`link_level_loads`) follow every change of the slices,
-and a creation is decided from them without reading the link's slices, unless they cannot
-prove the answer."""
+"""The per-level sums admission reads (`link_level_loads`), and the link rows' flag of a slice
+with an end-to-end target, follow every change of the slices; a creation is decided from the
+sums without reading the link's slices, unless they cannot prove the answer."""
 
 from __future__ import annotations
 
@@ -49,6 +49,12 @@ def expected_rows(session: Session, link_ids: list[int]) -> dict[tuple[int, int]
 def assert_rows_follow(db: sessionmaker[Session], link_ids: list[int]) -> None:
     with db() as session:
         stored, expected = stored_rows(session, link_ids), expected_rows(session, link_ids)
+        flags = session.execute(
+            select(SliceLink.has_e2e_target, Slice.e2e_delay_target_s)
+            .join(Slice)
+            .where(SliceLink.link_id.in_(link_ids))
+        )
+        assert all(flag == (target is not None) for flag, target in flags.tuples())
     assert stored.keys() == expected.keys()
     for key, want in expected.items():
         row = stored[key]
@@ -75,6 +81,7 @@ def test_rows_follow_creations_changes_moves_and_deletions(
                 delay_target_s=0.5 - 0.01 * i,
                 priority=i % 4 + 4,
                 **({"max_packet_bytes": 200 + 100 * i} if i % 2 else {}),
+                **({} if i % 3 else {"e2e_delay_target_s": 1.0}),
             ),
         )
         for i in range(8)
@@ -88,8 +95,11 @@ def test_rows_follow_creations_changes_moves_and_deletions(
     patch(made[0]["id"], {"rate_bps": 0.5 * MBIT})  # a sum goes down
     patch(made[1]["id"], {"priority": 1, "max_packet_bytes": None})  # level and packet change
     patch(made[2]["id"], {"delay_target_s": 0.001, "burst_limit_s": 0.0005})  # tighter minimum
-    patch(made[3]["id"], {"link_ids": [links[2]]})  # moves to the third link
+    patch(made[3]["id"], {"link_ids": [links[2]]})  # moves to the third link, with its target
     patch(made[4]["id"], {"name": made[4]["name"] + "-renamed"})  # nothing admission reads
+    patch(made[5]["id"], {"e2e_delay_target_s": 1.0})  # gets an end-to-end target
+    patch(made[6]["id"], {"e2e_delay_target_s": None})  # loses it
+    patch(made[0]["id"], {"e2e_delay_target_s": 2.0})  # keeps one
     assert_rows_follow(db, links)
 
     for gone in made[:6]:

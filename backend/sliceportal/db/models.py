@@ -175,12 +175,6 @@ class Slice(ChangeLogged, Timestamped, Base):
         sa.Index("ix_slices_ipv4_prefixes", "ipv4_prefixes", postgresql_using="gin"),
         # Clash checks look for slices with the same VLAN.
         sa.Index("ix_slices_vlan_id", "vlan_id"),
-        # Admission looks up the slices with an end-to-end target crossing the changed links.
-        sa.Index(
-            "ix_slices_e2e_delay_target",
-            "id",
-            postgresql_where=sa.text("e2e_delay_target_s IS NOT NULL"),
-        ),
     )
     entity_type: ClassVar[EntityType] = EntityType.SLICE
 
@@ -294,6 +288,13 @@ class SliceLink(Base):
         sa.ForeignKeyConstraint(
             ["link_id", "switch_id"], ["links.id", "links.switch_id"], ondelete="RESTRICT"
         ),
+        # Admission looks up the slices with an end-to-end target crossing the changed links.
+        sa.Index(
+            "ix_slice_links_with_e2e_target",
+            "link_id",
+            "slice_id",
+            postgresql_where=sa.text("has_e2e_target"),
+        ),
     )
 
     slice_id: Mapped[int] = mapped_column(
@@ -301,6 +302,9 @@ class SliceLink(Base):
     )
     link_id: Mapped[int] = mapped_column(primary_key=True, index=True)
     switch_id: Mapped[int] = mapped_column()
+    has_e2e_target: Mapped[bool] = mapped_column(server_default=sa.false())
+    """Whether the slice has an end-to-end target: set by triggers (migration 0007) from the
+    slice, whatever a writer passes, so the index above holds exactly those slices' rows."""
 
 
 class LinkLevelLoad(Base):

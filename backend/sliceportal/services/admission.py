@@ -214,13 +214,12 @@ class LockedLink:
 _LOCKED_SET = """
 id = ANY(%(links)s) OR id IN (
     SELECT path.link_id
-    FROM slice_links here
-    JOIN slices ON slices.id = here.slice_id AND slices.e2e_delay_target_s IS NOT NULL
-    JOIN slice_links path ON path.slice_id = here.slice_id
-    WHERE here.link_id = ANY(%(changed)s))
+    FROM slice_links here JOIN slice_links path ON path.slice_id = here.slice_id
+    WHERE here.link_id = ANY(%(changed)s) AND here.has_e2e_target)
 """
 """The links a change of `changed` (and of `links`) locks: them, and the paths of the slices
-with an end-to-end target crossing `changed`."""
+with an end-to-end target crossing `changed`. Those slices are found on the link rows
+(`has_e2e_target`, a partial index: migration 0007), never by reading the links' slices."""
 _LOCK_LINKS = f"""
 SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, switch_id FROM links
 WHERE {_LOCKED_SET}
@@ -239,12 +238,12 @@ SELECT slices.id, slices.name, slices.priority, slices.e2e_delay_target_s, ARRAY
            SELECT path.link_id FROM slice_links path
            WHERE path.slice_id = slices.id ORDER BY path.link_id)
 FROM slices
-WHERE slices.e2e_delay_target_s IS NOT NULL AND slices.id <> %(slice)s AND EXISTS (
-    SELECT FROM slice_links here
-    WHERE here.slice_id = slices.id AND here.link_id = ANY(%(changed)s))
+WHERE slices.id <> %(slice)s AND slices.id IN (
+    SELECT here.slice_id FROM slice_links here
+    WHERE here.link_id = ANY(%(changed)s) AND here.has_e2e_target)
 """
-"""The slices with an end-to-end target crossing some links (the partial index on slices with
-a target finds them without reading the links' other slices)."""
+"""The slices with an end-to-end target crossing some links, found as `_LOCKED_SET` finds
+them."""
 
 
 @dataclass(frozen=True)
