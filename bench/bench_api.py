@@ -4,7 +4,9 @@ Starts the API in a uvicorn subprocess on a free port against a fresh database (
 dropped here), creates an admin, an API token, a switch and a 100 Gbit/s link, then lets
 `--clients` concurrent workers POST admissible slices until `--requests` have been sent, and
 prints latency percentiles and throughput. Every request takes the same switch and link locks,
-so this measures the serialised admission path, the worst case for one link.
+so this measures the serialised admission path, the worst case for one link. A closed loop
+ends with the same clients sending `GET /api/v1/users/me`, the authentication a creation does
+before anything else: the floor no creation can go below on this machine with this client.
 
 The default is closed loop: each client sends its next request when the previous one answered,
 so the clients always keep the server saturated and, by Little's law, the mean latency is
@@ -29,6 +31,7 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -131,20 +134,38 @@ def slice_body(number: int, link_id: int) -> dict[str, object]:
     }
 
 
-async def run(
-    base: str, headers: dict[str, str], link_ids: list[int], requests: int, clients: int, first: int
-) -> tuple[list[float], list[int], float]:
+Send = Callable[[httpx.AsyncClient], Awaitable[httpx.Response]]
+
+
+def creations(link_ids: list[int], first: int) -> Send:
+    """POSTs of `slice_body` numbered from `first`, spread over the links in turn."""
     numbers = itertools.count(first)
+
+    def send(http: httpx.AsyncClient) -> Awaitable[httpx.Response]:
+        number = next(numbers)
+        return http.post(
+            "/api/v1/slices", json=slice_body(number, link_ids[number % len(link_ids)])
+        )
+
+    return send
+
+
+def whoami(http: httpx.AsyncClient) -> Awaitable[httpx.Response]:
+    """The authentication every creation does first, and nothing else: one indexed read."""
+    return http.get("/api/v1/users/me")
+
+
+async def run(
+    base: str, headers: dict[str, str], send: Send, requests: int, clients: int
+) -> tuple[list[float], list[int], float]:
     sent = itertools.count()
     latencies: list[float] = []
     statuses: list[int] = []
 
     async def worker(http: httpx.AsyncClient) -> None:
         while next(sent) < requests:
-            number = next(numbers)
-            body = slice_body(number, link_ids[number % len(link_ids)])
             start = time.perf_counter()
-            response = await http.post("/api/v1/slices", json=body)
+            response = await send(http)
             latencies.append(time.perf_counter() - start)
             statuses.append(response.status_code)
 
@@ -178,17 +199,14 @@ async def run_open(
 ) -> tuple[list[float], list[int], float]:
     """`clients` clients each sending `rate` requests/s on a fixed schedule (staggered), until
     `requests` are sent; latency from each request's scheduled time to its answer."""
-    numbers = itertools.count(first)
+    send = creations(link_ids, first)
     latencies: list[float] = []
     statuses: list[int] = []
     per_client = -(-requests // clients)
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
 
     async def one(http: httpx.AsyncClient, due: float) -> None:
-        number = next(numbers)
-        response = await http.post(
-            "/api/v1/slices", json=slice_body(number, link_ids[number % len(link_ids)])
-        )
+        response = await send(http)
         latencies.append(time.perf_counter() - due)
         statuses.append(response.status_code)
 
@@ -234,10 +252,16 @@ def main() -> int:
         engine.dispose()
         process, base = start_api(database_url, args.workers)
         headers, link_ids = set_up(base, "bench-admin", args.links)
-        asyncio.run(run(base, headers, link_ids, args.warmup, args.clients, 0))
+        asyncio.run(run(base, headers, creations(link_ids, 0), args.warmup, args.clients))
         if args.rate is None:
             latencies, statuses, elapsed = asyncio.run(
-                run(base, headers, link_ids, args.requests, args.clients, args.warmup)
+                run(
+                    base,
+                    headers,
+                    creations(link_ids, args.warmup),
+                    args.requests,
+                    args.clients,
+                )
             )
             mode = "closed loop"
         else:
@@ -283,6 +307,17 @@ def main() -> int:
             f"{percentile(created[:tenth], 50) * 1e3:.1f} ms, "
             f"{percentile(created[-tenth:], 50) * 1e3:.1f} ms"
         )
+        if args.rate is None:
+            floor, floor_statuses, floor_elapsed = asyncio.run(
+                run(base, headers, whoami, args.requests, args.clients)
+            )
+            print(
+                f"floor, GET /api/v1/users/me (authentication alone) by the same clients: "
+                f"p50 {percentile(floor, 50) * 1e3:.1f} ms, "
+                f"p95 {percentile(floor, 95) * 1e3:.1f} ms, "
+                f"{len(floor) / floor_elapsed:.0f} requests/s, "
+                f"{sum(status != 200 for status in floor_statuses)} errors"
+            )
         return 1 if errors else 0
     finally:
         if process is not None:
