@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from sliceportal.api import problems
 from sliceportal.api.main import create_app
+from sliceportal.api.schemas.problems import PROBLEM_DETAILS
 from sliceportal.core.config import Environment, Settings
 from sliceportal.db.choices import Role
 from sliceportal.db.migrate import upgrade
@@ -51,9 +54,17 @@ def app(settings: Settings) -> FastAPI:
     return create_app(settings)
 
 
+def documented_problem(response: httpx.Response) -> None:
+    """Fail on an error answer that is not the documented `ProblemDetails` (a closed schema):
+    every API test then checks the OpenAPI document's promise on each error it provokes."""
+    if response.headers.get("content-type", "").startswith(problems.MEDIA_TYPE):
+        PROBLEM_DETAILS.validate_json(response.read())
+
+
 @pytest.fixture(scope="session")
 def client(app: FastAPI) -> Iterator[TestClient]:
     with TestClient(app) as test_client:
+        test_client.event_hooks = {"response": [documented_problem]}
         yield test_client
 
 

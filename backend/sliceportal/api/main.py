@@ -99,11 +99,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessionmaker = create_sessionmaker(engine)
     app.state.redis = redis_client
     problems.install(app)
+    problems.document(app)
     # Added first, so it runs inside the request id middleware: a 503 carries the id too.
     app.state.gate = RequestGate(gate_limits(settings))
     app.add_middleware(GateMiddleware, gate=app.state.gate)
     app.add_middleware(RequestIdMiddleware)
     for router in ROUTERS:
-        app.include_router(router, prefix=API_PREFIX)
+        app.include_router(router, prefix=API_PREFIX, responses=problems.RESPONSES)
     mount_spa(app, settings.ui_dist_dir)
     return app

@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from sliceportal.api.schemas import problems as problem_schemas
 from sliceportal.db.models import CONSTRAINT_FIELDS
 from sliceportal.domain import SpecError
 from sliceportal.services import errors
@@ -69,6 +70,33 @@ class Problem(Exception):
             body["field"] = self.field
         body.update(self.extensions)
         return body
+
+
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    "default": {
+        "description": "An error, as RFC 9457 problem details",
+        "content": {MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/ProblemDetails"}}},
+    }
+}
+"""Every operation's error answers, for `include_router`. It also keeps FastAPI from
+documenting its own validation error (422 `HTTPValidationError`), which the API never sends."""
+
+
+def document(app: FastAPI) -> None:
+    """Make `app.openapi()` hold the `ProblemDetails` schemas that `RESPONSES` refers to."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            built = generate()
+            schemas = built.setdefault("components", {}).setdefault("schemas", {})
+            for name, schema in problem_schemas.component_schemas().items():
+                if schemas.setdefault(name, schema) != schema:
+                    raise RuntimeError(f"two OpenAPI schemas are named {name!r}")
+            app.openapi_schema = built
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def problem_response(request: Request, problem: Problem) -> JSONResponse:

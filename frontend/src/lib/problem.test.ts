@@ -14,6 +14,17 @@ describe('problemFrom', () => {
     expect(fieldErrors(error)).toEqual({ rate_bps: 'must be greater than 0', 'sla.max_delay_s': 'too big' });
   });
 
+  it('leaves an error that names no input to the message', () => {
+    const error = problemFrom(422, 'Unprocessable', {
+      type: 'https://sliceportal.dev/problems/validation-error',
+      title: 'Invalid request',
+      status: 422,
+      detail: 'the slices do not fit',
+      errors: [{ field: null, message: 'the slices do not fit' }],
+    });
+    expect(fieldErrors(error)).toEqual({});
+  });
+
   it('recognises an admission rejection with its violations and fixes', () => {
     const error = problemFrom(409, 'Conflict', {
       type: 'https://sliceportal.dev/problems/admission-rejected',

@@ -1,55 +1,20 @@
 /**
  * RFC 9457 problem details as the API answers them, and the error every API call throws.
  *
- * The problem shapes are not in the OpenAPI document (FastAPI declares only its default
- * validation error), so they are written here, from `sliceportal/api/problems.py`.
+ * The shapes are the OpenAPI document's `ProblemDetails` (every operation's `default`
+ * response, generated into ./api/schema.ts), so they cannot drift from the server's.
  */
 
-export interface FieldProblem {
-  field: string;
-  message: string;
-}
+import type { ProblemDetails } from './api/schema';
 
-/** One slice outside its bound on one link (409 admission-rejected). */
-export interface AdmissionViolation {
-  link_id: number;
-  link: string;
-  slice: string;
-  bound_s: number | null;
-  target_s: number;
-  excess_s: number | null;
-  reason: string;
-}
+/**
+ * A problem as the API answers it, or as this client makes one for a network failure or a
+ * body that is not a problem (those have no `instance`).
+ */
+export type Problem = Omit<ProblemDetails, 'instance'> & { instance?: string };
 
-export interface CapacityFix {
-  link_id: number;
-  kind: 'capacity';
-  capacity_bps: number;
-  detail: string;
-}
-
-export interface PriorityPlanFix {
-  link_id: number;
-  kind: 'priority-plan';
-  /** New priority of every slice on the link, by slice name. */
-  priorities: Record<string, number>;
-  detail: string;
-}
-
-export type AdmissionFix = CapacityFix | PriorityPlanFix;
-
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance?: string;
-  field?: string;
-  errors?: FieldProblem[];
-  violations?: AdmissionViolation[];
-  fixes?: AdmissionFix[];
-  request_id?: string;
-}
+/** A fix a 409 admission-rejected proposes: a capacity, or a priority plan. */
+export type AdmissionFix = NonNullable<ProblemDetails['fixes']>[number];
 
 export const PROBLEM_BASE = 'https://sliceportal.dev/problems/';
 
@@ -138,6 +103,7 @@ export function fieldErrors(error: unknown): Record<string, string> {
   const found: Record<string, string> = {};
   const list = error.problem.errors ?? [];
   for (const item of list) {
+    if (item.field === null) continue; // not one input's fault: errorMessage shows it
     const key = item.field.replace(/^body\./, '');
     found[key] ??= item.message;
   }

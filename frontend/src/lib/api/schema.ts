@@ -959,11 +959,6 @@ export interface components {
             /** Capacity At Horizon Bps */
             capacity_at_horizon_bps: number | null;
         };
-        /** HTTPValidationError */
-        HTTPValidationError: {
-            /** Detail */
-            detail?: components["schemas"]["ValidationError"][];
-        };
         /**
          * Headroom
          * @description How much more a slice could send before some slice on some link it crosses (itself
@@ -1852,18 +1847,166 @@ export interface components {
             /** Full Name */
             full_name?: string | null;
         };
-        /** ValidationError */
-        ValidationError: {
-            /** Location */
-            loc: (string | number)[];
+        /**
+         * ProblemCapacityFix
+         * @description Raise the link's capacity to at least `capacity_bps`.
+         */
+        ProblemCapacityFix: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "capacity";
+            /** Link Id */
+            link_id: number;
+            /** Capacity Bps */
+            capacity_bps: number;
+            /** Detail */
+            detail: string;
+            /**
+             * Slice
+             * @description The slice with an end-to-end target the capacity is for.
+             */
+            slice?: string;
+        };
+        /**
+         * ProblemFieldError
+         * @description One input at fault: its location (`body.rate_bps`, `query.limit`) and why.
+         */
+        ProblemFieldError: {
+            /** Field */
+            field: string | null;
             /** Message */
-            msg: string;
-            /** Error Type */
+            message: string;
+        };
+        /** ProblemHop */
+        ProblemHop: {
+            /** Link Id */
+            link_id: number;
+            /** Link */
+            link: string;
+            /**
+             * Bound S
+             * @description `null` when unbounded.
+             */
+            bound_s: number | null;
+        };
+        /**
+         * ProblemPath
+         * @description A slice's end-to-end bound: the sum of its per-hop bounds.
+         */
+        ProblemPath: {
+            /** Hops */
+            hops: components["schemas"]["ProblemHop"][];
+            /** Total S */
+            total_s: number | null;
+            /** Target S */
+            target_s: number | null;
+            /** Worst Hop Link Id */
+            worst_hop_link_id: number | null;
+            /** Meets Target */
+            meets_target: boolean;
+            /** Slack S */
+            slack_s: number | null;
+        };
+        /**
+         * ProblemPriorityPlanFix
+         * @description Give the slices on the link these priorities (by slice name).
+         */
+        ProblemPriorityPlanFix: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "priority-plan";
+            /** Link Id */
+            link_id: number;
+            /** Priorities */
+            priorities: {
+                [key: string]: number;
+            };
+            /** Detail */
+            detail: string;
+        };
+        /**
+         * ProblemViolation
+         * @description One slice outside its bound (409 `admission-rejected`): on one link (`per-hop`), or
+         *     over its whole path (`end-to-end`, with `slice_id` and `path`).
+         */
+        ProblemViolation: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "per-hop" | "end-to-end";
+            /** Link Id */
+            link_id: number;
+            /** Link */
+            link: string;
+            /** Slice */
+            slice: string;
+            /**
+             * Bound S
+             * @description `null` when unbounded.
+             */
+            bound_s: number | null;
+            /** Target S */
+            target_s: number;
+            /**
+             * Excess S
+             * @description Bound minus target; `null` when unbounded.
+             */
+            excess_s: number | null;
+            /** Reason */
+            reason: string;
+            /** Slice Id */
+            slice_id?: number;
+            path?: components["schemas"]["ProblemPath"];
+        };
+        /**
+         * ProblemDetails
+         * @description RFC 9457 problem details. `type` is a URI under https://sliceportal.dev/problems/
+         *     whose last part names the kind (`validation-error`, `admission-rejected`, `conflict`,
+         *     `not-found`, `unauthorized`, `forbidden`, `database-unavailable`, `server-busy`, …).
+         */
+        ProblemDetails: {
+            /** Type */
             type: string;
-            /** Input */
-            input?: unknown;
-            /** Context */
-            ctx?: Record<string, never>;
+            /** Title */
+            title: string;
+            /** Status */
+            status: number;
+            /** Detail */
+            detail: string;
+            /** Instance */
+            instance: string;
+            /**
+             * Field
+             * @description The input at fault, when one is (`body.rate_bps`).
+             */
+            field?: string;
+            /**
+             * Errors
+             * @description Every input at fault (422).
+             */
+            errors?: components["schemas"]["ProblemFieldError"][];
+            /**
+             * Constraint
+             * @description The database constraint a change broke (409, 422).
+             */
+            constraint?: string;
+            /** Violations */
+            violations?: components["schemas"]["ProblemViolation"][];
+            /**
+             * Fixes
+             * @description What would make the change fit: a capacity, a priority plan (409 admission-rejected).
+             */
+            fixes?: (components["schemas"]["ProblemCapacityFix"] | components["schemas"]["ProblemPriorityPlanFix"])[];
+            /**
+             * Request Id
+             * @description The request's id, to find it in the log (500).
+             */
+            request_id?: string;
         };
     };
     responses: never;
@@ -1889,7 +2032,6 @@ export type EndToEnd = components['schemas']['EndToEnd'];
 export type EntityType = components['schemas']['EntityType'];
 export type Finding = components['schemas']['Finding'];
 export type Growth = components['schemas']['Growth'];
-export type HttpValidationError = components['schemas']['HTTPValidationError'];
 export type Headroom = components['schemas']['Headroom'];
 export type LinkCreate = components['schemas']['LinkCreate'];
 export type LinkPublic = components['schemas']['LinkPublic'];
@@ -1940,7 +2082,13 @@ export type UserCreate = components['schemas']['UserCreate'];
 export type UserPublic = components['schemas']['UserPublic'];
 export type UserUpdate = components['schemas']['UserUpdate'];
 export type UserUpdateMe = components['schemas']['UserUpdateMe'];
-export type ValidationError = components['schemas']['ValidationError'];
+export type ProblemCapacityFix = components['schemas']['ProblemCapacityFix'];
+export type ProblemFieldError = components['schemas']['ProblemFieldError'];
+export type ProblemHop = components['schemas']['ProblemHop'];
+export type ProblemPath = components['schemas']['ProblemPath'];
+export type ProblemPriorityPlanFix = components['schemas']['ProblemPriorityPlanFix'];
+export type ProblemViolation = components['schemas']['ProblemViolation'];
+export type ProblemDetails = components['schemas']['ProblemDetails'];
 export type $defs = Record<string, never>;
 export interface operations {
     "login-login_access_token": {
@@ -1965,13 +2113,13 @@ export interface operations {
                     "application/json": components["schemas"]["AccessToken"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2000,13 +2148,13 @@ export interface operations {
                     "application/json": components["schemas"]["Page_UserPublic_"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2033,13 +2181,13 @@ export interface operations {
                     "application/json": components["schemas"]["UserPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2060,6 +2208,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserPublic"];
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2086,13 +2243,13 @@ export interface operations {
                     "application/json": components["schemas"]["UserPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2117,13 +2274,13 @@ export interface operations {
                     "application/json": components["schemas"]["UserPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2146,13 +2303,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2181,13 +2338,13 @@ export interface operations {
                     "application/json": components["schemas"]["UserPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2214,13 +2371,13 @@ export interface operations {
                     "application/json": components["schemas"]["Page_ApiTokenPublic_"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2247,13 +2404,13 @@ export interface operations {
                     "application/json": components["schemas"]["ApiTokenCreated"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2276,13 +2433,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2311,13 +2468,13 @@ export interface operations {
                     "application/json": components["schemas"]["Page_SwitchPublic_"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2344,13 +2501,13 @@ export interface operations {
                     "application/json": components["schemas"]["SwitchPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2375,13 +2532,13 @@ export interface operations {
                     "application/json": components["schemas"]["SwitchPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2404,13 +2561,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2439,13 +2596,13 @@ export interface operations {
                     "application/json": components["schemas"]["SwitchPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2470,13 +2627,13 @@ export interface operations {
                     "application/json": components["schemas"]["SwitchTaskAccepted"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2501,13 +2658,13 @@ export interface operations {
                     "application/json": components["schemas"]["SwitchTaskAccepted"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2536,13 +2693,13 @@ export interface operations {
                     "application/json": components["schemas"]["Page_LinkPublic_"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2569,13 +2726,13 @@ export interface operations {
                     "application/json": components["schemas"]["LinkPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2600,13 +2757,13 @@ export interface operations {
                     "application/json": components["schemas"]["LinkPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2629,13 +2786,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2664,13 +2821,13 @@ export interface operations {
                     "application/json": components["schemas"]["LinkPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2699,13 +2856,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2739,13 +2896,13 @@ export interface operations {
                     "application/json": components["schemas"]["Page_SlicePublic_"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2772,13 +2929,13 @@ export interface operations {
                     "application/json": components["schemas"]["SlicePublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2803,13 +2960,13 @@ export interface operations {
                     "application/json": components["schemas"]["SlicePublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2832,13 +2989,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2867,13 +3024,13 @@ export interface operations {
                     "application/json": components["schemas"]["SlicePublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2905,13 +3062,13 @@ export interface operations {
                     "application/json": components["schemas"]["TelemetryPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2939,13 +3096,13 @@ export interface operations {
                     "text/event-stream": unknown;
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -2974,13 +3131,13 @@ export interface operations {
                     "application/json": components["schemas"]["Page_AlertPublic_"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3005,13 +3162,13 @@ export interface operations {
                     "application/json": components["schemas"]["AlertPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3036,13 +3193,13 @@ export interface operations {
                     "application/json": components["schemas"]["AlertPublic"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3063,6 +3220,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StreamTicket"];
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3090,13 +3256,13 @@ export interface operations {
                     "text/event-stream": unknown;
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3130,13 +3296,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3170,13 +3336,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3212,13 +3378,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3257,13 +3423,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3299,13 +3465,13 @@ export interface operations {
                     "application/pdf": string;
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3343,13 +3509,13 @@ export interface operations {
                     "application/pdf": string;
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3387,13 +3553,13 @@ export interface operations {
                     "application/pdf": string;
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3426,13 +3592,13 @@ export interface operations {
                     "application/json": components["schemas"]["Page_ChangePublic_"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description An error, as RFC 9457 problem details */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
@@ -3455,6 +3621,15 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
         };
     };
     "health-readiness": {
@@ -3475,6 +3650,15 @@ export interface operations {
                     "application/json": {
                         [key: string]: string;
                     };
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
         };
