@@ -9,32 +9,32 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter, with_config
 from typing_extensions import TypedDict
 
 _CLOSED = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
+@with_config(_CLOSED)
 class ProblemFieldError(TypedDict):
     """One input at fault: its location (`body.rate_bps`, `query.limit`) and why."""
 
-    __pydantic_config__ = _CLOSED  # type: ignore[misc]
     field: str | None
     message: str
 
 
+@with_config(_CLOSED)
 class ProblemHop(TypedDict):
-    __pydantic_config__ = _CLOSED  # type: ignore[misc]
     link_id: int
     link: str
     bound_s: float | None
     """`null` when unbounded."""
 
 
+@with_config(_CLOSED)
 class ProblemPath(TypedDict):
     """A slice's end-to-end bound: the sum of its per-hop bounds."""
 
-    __pydantic_config__ = _CLOSED  # type: ignore[misc]
     hops: list[ProblemHop]
     total_s: float | None
     target_s: float | None
@@ -43,11 +43,11 @@ class ProblemPath(TypedDict):
     slack_s: float | None
 
 
+@with_config(_CLOSED)
 class ProblemViolation(TypedDict):
     """One slice outside its bound (409 `admission-rejected`): on one link (`per-hop`), or
     over its whole path (`end-to-end`, with `slice_id` and `path`)."""
 
-    __pydantic_config__ = _CLOSED  # type: ignore[misc]
     kind: Literal["per-hop", "end-to-end"]
     link_id: int
     link: str
@@ -62,10 +62,10 @@ class ProblemViolation(TypedDict):
     path: NotRequired[ProblemPath]
 
 
+@with_config(_CLOSED)
 class ProblemCapacityFix(TypedDict):
     """Raise the link's capacity to at least `capacity_bps`."""
 
-    __pydantic_config__ = _CLOSED  # type: ignore[misc]
     kind: Literal["capacity"]
     link_id: int
     capacity_bps: float
@@ -74,22 +74,22 @@ class ProblemCapacityFix(TypedDict):
     """The slice with an end-to-end target the capacity is for."""
 
 
+@with_config(_CLOSED)
 class ProblemPriorityPlanFix(TypedDict):
     """Give the slices on the link these priorities (by slice name)."""
 
-    __pydantic_config__ = _CLOSED  # type: ignore[misc]
     kind: Literal["priority-plan"]
     link_id: int
     priorities: dict[str, int]
     detail: str
 
 
+@with_config(_CLOSED)
 class ProblemDetails(TypedDict):
     """RFC 9457 problem details. `type` is a URI under https://sliceportal.dev/problems/
     whose last part names the kind (`validation-error`, `admission-rejected`, `conflict`,
     `not-found`, `unauthorized`, `forbidden`, `database-unavailable`, `server-busy`, …)."""
 
-    __pydantic_config__ = _CLOSED  # type: ignore[misc]
     type: str
     title: str
     status: int
