@@ -14,7 +14,15 @@ from typing import Any
 from sliceportal.domain.bounds import LinkAnalysis, Violation, analyze, checked_specs
 from sliceportal.domain.capacity import min_capacity_levels
 from sliceportal.domain.planning import DEFAULT_TIME_BUDGET_S, PriorityPlan, plan_priorities
-from sliceportal.domain.spec import Model, SliceSpec, check_levels
+from sliceportal.domain.spec import (
+    DEFAULT_MODEL,
+    SLICE_LEVELS,
+    STANDARD_FRAMING,
+    Framing,
+    Model,
+    SliceSpec,
+    check_levels,
+)
 
 
 class AdmissionVerdict:
@@ -67,25 +75,31 @@ class AdmissionVerdict:
 def admission(
     slices: Iterable[SliceSpec],
     capacity_bps: float,
-    model: Model | str = Model.HARKOUS,
-    levels: int = 8,
+    model: Model | str = DEFAULT_MODEL,
+    levels: int = SLICE_LEVELS,
     *,
+    framing: Framing = STANDARD_FRAMING,
     plan_time_budget_s: float = DEFAULT_TIME_BUDGET_S,
 ) -> AdmissionVerdict:
-    """Full admission of ``slices`` on a link with ``levels`` hardware queues."""
+    """Full admission of ``slices`` on a link whose slices may use ``levels`` priority levels."""
     specs = checked_specs(slices)
     queues = check_levels(levels)
-    analysis = analyze(specs, capacity_bps, model)
+    analysis = analyze(specs, capacity_bps, model, framing)
     plan = None
     if not analysis.admissible and analysis.total_rate_bps <= analysis.capacity_bps:
         candidate = plan_priorities(
-            specs, analysis.capacity_bps, queues, analysis.model, time_budget_s=plan_time_budget_s
+            specs,
+            analysis.capacity_bps,
+            queues,
+            analysis.model,
+            framing=framing,
+            time_budget_s=plan_time_budget_s,
         )
         plan = candidate if candidate.feasible else None
     return AdmissionVerdict(
         admissible=analysis.admissible,
         analysis=analysis,
         violations=analysis.violations,
-        min_capacity_bps=min_capacity_levels(analysis.core.aggregates, analysis.model),
+        min_capacity_bps=min_capacity_levels(analysis.core.aggregates, analysis.model, framing),
         plan=plan,
     )

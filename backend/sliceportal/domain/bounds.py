@@ -13,12 +13,19 @@ bit-for-bit the verdict of a full recomputation.
 
 Models, for a slice at priority ``p`` on a link of capacity ``C`` (bursts in bytes):
 
-- ``harkous`` (the paper, eqs. 1-4): ``r_i = C - Σ rates above i``, ``t_i = 8·Σ bursts(i)/r_i``,
-  ``d_p = Σ_{i ≥ p, i non-empty} t_i``; unbounded when some non-empty ``i ≥ p`` has ``r_i ≤ 0``.
-- ``netcalc`` (strict priority, non-preemptive): ``d_p = 8·(Σ bursts at ≥ p + M_p) / R_p`` with
-  ``R_p = C - Σ rates above p`` and ``M_p`` the largest packet of any lower level (one packet
-  of blocking); unbounded when ``R_p`` is less than the rates of level ``p`` itself.
-  Since every ``r_i ≥ R_p`` for ``i ≥ p``, netcalc ≥ harkous.
+- ``netcalc``, the default and the one admission decides on (strict priority,
+  non-preemptive; docs/analysis.md): ``d_p = 8·(Σ_{i ≥ p} b'_i + M_p) / R_p`` with
+  ``R_p = C - Σ_{i > p} L'_i``. ``b'`` is a slice's burst plus what its virtual queue may admit
+  beyond it because the switch drains by whole timestamp ticks (``L·τ/8``, τ = 1 µs), and
+  ``M_p`` is the largest frame below ``p``: best effort's (the link's largest frame, since
+  unclassified traffic is never policed) or a lower slice's, plus the frame overhead when the
+  capacity is a line rate (:class:`~sliceportal.domain.spec.Framing`, which also scales rates
+  and bursts, ``L' = L·(1 + o/60)``). Unbounded when the rates at and above ``p`` exceed ``C``.
+- ``harkous`` (the paper, eqs. 1-4), shown beside it: ``r_i = C - Σ rates above i``,
+  ``t_i = 8·Σ bursts(i)/r_i``, ``d_p = Σ_{i ≥ p, i non-empty} t_i``; unbounded when some
+  non-empty ``i ≥ p`` has ``r_i ≤ 0``. Not an upper bound: it serves each higher level's
+  bursts at that level's own residual rate, although higher traffic keeps arriving while
+  lower levels wait. Since every ``r_i ≥ R_p`` for ``i ≥ p``, netcalc ≥ harkous.
 
 A link is admissible when the rates fit (Σ rates ≤ C) and every slice's bound is within its
 target. Rates that do not fit at and above a level are reported as that level's violation even
@@ -37,8 +44,13 @@ import numpy as np
 import numpy.typing as npt
 
 from sliceportal.domain.formatting import format_delay, format_rate
+from sliceportal.domain.p4constants import TIMESTAMP_TICK_NS
 from sliceportal.domain.spec import (
+    BEST_EFFORT_PRIORITY,
+    DEFAULT_MODEL,
     NUM_LEVELS,
+    STANDARD_FRAMING,
+    Framing,
     Model,
     SliceSpec,
     check_capacity,
@@ -50,6 +62,10 @@ IntArray = npt.NDArray[np.intp]
 BoolArray = npt.NDArray[np.bool_]
 
 _LEVELS_DOWN = range(NUM_LEVELS - 1, -1, -1)
+TIMESTAMP_TICK_S = TIMESTAMP_TICK_NS / 1e9
+"""The switch drains a virtual queue by whole ticks of its timestamp (BMv2: 1 µs), so between
+two packets it may drain up to one tick more than the time that passed: a slice can get
+``L·τ/8`` bytes beyond its burst through, which the sound bound counts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +99,31 @@ class LevelAggregates:
         )
 
 
+def sound_aggregates(agg: LevelAggregates, framing: Framing) -> LevelAggregates:
+    """The aggregates netcalc charges: rates and bursts as the wire carries them (frame
+    overhead), bursts with the timestamp tick, frames with their overhead, and best effort's
+    largest frame at its own level (empty of slices, so only ever blocking)."""
+    scale = framing.rate_factor
+    tick_bytes = TIMESTAMP_TICK_S / 8.0
+    overhead = framing.overhead_bytes
+    packets = [
+        p + overhead if n else 0 for p, n in zip(agg.max_packet_bytes, agg.count, strict=True)
+    ]
+    packets[BEST_EFFORT_PRIORITY] = max(
+        packets[BEST_EFFORT_PRIORITY], framing.max_frame_bytes + overhead
+    )
+    return LevelAggregates(
+        rate_bps=tuple(scale * rate for rate in agg.rate_bps),
+        burst_bytes=tuple(
+            scale * (burst + rate * tick_bytes)
+            for burst, rate in zip(agg.burst_bytes, agg.rate_bps, strict=True)
+        ),
+        count=agg.count,
+        min_target_s=agg.min_target_s,
+        max_packet_bytes=tuple(packets),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class LevelBounds:
     """The evaluation of one link at one capacity, per level (index = priority)."""
@@ -99,7 +140,12 @@ class LevelBounds:
     admissible: bool
 
 
-def evaluate_levels(agg: LevelAggregates, capacity_bps: float, model: Model) -> LevelBounds:
+def evaluate_levels(
+    agg: LevelAggregates,
+    capacity_bps: float,
+    model: Model,
+    framing: Framing = STANDARD_FRAMING,
+) -> LevelBounds:
     """Bounds of every level: the one place where the equations live."""
     residual = [0.0] * NUM_LEVELS
     bound = [math.inf] * NUM_LEVELS
@@ -123,6 +169,7 @@ def evaluate_levels(agg: LevelAggregates, capacity_bps: float, model: Model) -> 
                     admissible = False
             above = cum
     else:
+        agg = sound_aggregates(agg, framing)
         below_packet = [0] * NUM_LEVELS
         largest = 0
         for k in range(NUM_LEVELS):
@@ -232,10 +279,15 @@ class ArrayAnalysis:
         return self.levels.admissible
 
 
-def analyze_arrays(arrays: SliceArrays, capacity_bps: float, model: Model) -> ArrayAnalysis:
+def analyze_arrays(
+    arrays: SliceArrays,
+    capacity_bps: float,
+    model: Model,
+    framing: Framing = STANDARD_FRAMING,
+) -> ArrayAnalysis:
     """The fast core of :func:`analyze`: O(n) numpy plus O(levels) Python."""
     agg = aggregate_arrays(arrays)
-    levels = evaluate_levels(agg, capacity_bps, model)
+    levels = evaluate_levels(agg, capacity_bps, model, framing)
     priority = arrays.priority
     bound = np.asarray(levels.bound_s)[priority]
     fits = ~np.asarray(levels.overflow)[priority]
@@ -397,9 +449,12 @@ def checked_specs(slices: Iterable[SliceSpec]) -> tuple[SliceSpec, ...]:
 
 
 def analyze(
-    slices: Iterable[SliceSpec], capacity_bps: float, model: Model | str = Model.HARKOUS
+    slices: Iterable[SliceSpec],
+    capacity_bps: float,
+    model: Model | str = DEFAULT_MODEL,
+    framing: Framing = STANDARD_FRAMING,
 ) -> LinkAnalysis:
     """Every slice's worst-case delay on a link of ``capacity_bps``, and whether all fit."""
     specs = checked_specs(slices)
-    core = analyze_arrays(slice_arrays(specs), check_capacity(capacity_bps), Model(model))
+    core = analyze_arrays(slice_arrays(specs), check_capacity(capacity_bps), Model(model), framing)
     return LinkAnalysis(specs, core)

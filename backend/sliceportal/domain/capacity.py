@@ -25,20 +25,34 @@ from sliceportal.domain.bounds import (
     checked_specs,
     evaluate_levels,
     slice_arrays,
+    sound_aggregates,
 )
-from sliceportal.domain.spec import MAX_RATE_BPS, NUM_LEVELS, Model, SliceSpec
+from sliceportal.domain.spec import (
+    DEFAULT_MODEL,
+    MAX_RATE_BPS,
+    NUM_LEVELS,
+    STANDARD_FRAMING,
+    Framing,
+    Model,
+    SliceSpec,
+)
 
 _RELATIVE_WIDTH = 1e-13
 
 
-def min_capacity(slices: Iterable[SliceSpec], model: Model | str = Model.HARKOUS) -> float | None:
+def min_capacity(
+    slices: Iterable[SliceSpec],
+    model: Model | str = DEFAULT_MODEL,
+    framing: Framing = STANDARD_FRAMING,
+) -> float | None:
     """Smallest admissible capacity in bit/s, or ``None`` when none up to 1 Pbit/s works."""
     specs = checked_specs(slices)
-    return min_capacity_levels(aggregate_arrays(slice_arrays(specs)), Model(model))
+    return min_capacity_levels(aggregate_arrays(slice_arrays(specs)), Model(model), framing)
 
 
 def _work_before(agg: LevelAggregates, level: int, model: Model) -> tuple[float, float]:
-    """(bytes that may be served before a packet of ``level`` completes, rates above it)."""
+    """(bytes that may be served before a packet of ``level`` completes, rates above it), on
+    the aggregates the model charges (:func:`sound_aggregates` for netcalc)."""
     burst = math.fsum(agg.burst_bytes[level:])
     above = math.fsum(agg.rate_bps[level + 1 :])
     if model is Model.NETCALC:
@@ -46,16 +60,19 @@ def _work_before(agg: LevelAggregates, level: int, model: Model) -> tuple[float,
     return burst, above
 
 
-def min_capacity_levels(agg: LevelAggregates, model: Model) -> float | None:
+def min_capacity_levels(
+    agg: LevelAggregates, model: Model, framing: Framing = STANDARD_FRAMING
+) -> float | None:
     """:func:`min_capacity` on per-level aggregates (shared with incremental admission)."""
     levels = [k for k in range(NUM_LEVELS) if agg.count[k]]
     if not levels:
         return 0.0
 
     def admissible(capacity: float) -> bool:
-        return evaluate_levels(agg, capacity, model).admissible
+        return evaluate_levels(agg, capacity, model, framing).admissible
 
-    total = evaluate_levels(agg, MAX_RATE_BPS, model).total_rate_bps
+    charged = sound_aggregates(agg, framing) if model is Model.NETCALC else agg
+    total = evaluate_levels(agg, MAX_RATE_BPS, model, framing).total_rate_bps
     if total > MAX_RATE_BPS:
         return None
     if admissible(total):
@@ -65,10 +82,10 @@ def min_capacity_levels(agg: LevelAggregates, model: Model) -> float | None:
     # up to rounding, which the doubling absorbs.
     guess = total
     for k in levels:
-        work, above = _work_before(agg, k, model)
+        work, above = _work_before(charged, k, model)
         target = agg.min_target_s[k]
         if target > 0:
-            guess = max(guess, above + max(agg.rate_bps[k], 8.0 * work / target))
+            guess = max(guess, above + max(charged.rate_bps[k], 8.0 * work / target))
         elif work > 0:
             guess = math.inf
     low, high = total, min(guess * (1.0 + 1e-9), MAX_RATE_BPS)

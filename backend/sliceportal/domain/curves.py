@@ -12,7 +12,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from sliceportal.domain.bounds import aggregate_arrays, checked_specs, evaluate_levels, slice_arrays
-from sliceportal.domain.spec import NUM_LEVELS, Model, SliceSpec, SpecError, check_capacity
+from sliceportal.domain.spec import (
+    DEFAULT_MODEL,
+    NUM_LEVELS,
+    STANDARD_FRAMING,
+    Framing,
+    Model,
+    SliceSpec,
+    SpecError,
+    check_capacity,
+)
 
 MAX_POINTS = 10_000
 
@@ -48,7 +57,8 @@ def capacity_grid(start_bps: float, stop_bps: float, points: int) -> list[float]
 def delay_curves(
     slices: Iterable[SliceSpec],
     capacities: Sequence[float],
-    model: Model | str = Model.HARKOUS,
+    model: Model | str = DEFAULT_MODEL,
+    framing: Framing = STANDARD_FRAMING,
 ) -> DelayCurves:
     """The bound of every slice at every capacity in ``capacities``."""
     specs = checked_specs(slices)
@@ -59,7 +69,7 @@ def delay_curves(
     chosen = Model(model)
     per_level: list[list[float | None]] = [[] for _ in range(NUM_LEVELS)]
     for capacity in points:
-        bounds = evaluate_levels(agg, capacity, chosen).bound_s
+        bounds = evaluate_levels(agg, capacity, chosen, framing).bound_s
         for k in range(NUM_LEVELS):
             per_level[k].append(bounds[k] if math.isfinite(bounds[k]) else None)
     return DelayCurves(

@@ -29,7 +29,16 @@ from sliceportal.domain.bounds import (
     make_violation,
 )
 from sliceportal.domain.capacity import min_capacity_levels
-from sliceportal.domain.spec import NUM_LEVELS, Model, SliceSpec, SpecError, check_capacity
+from sliceportal.domain.spec import (
+    DEFAULT_MODEL,
+    NUM_LEVELS,
+    STANDARD_FRAMING,
+    Framing,
+    Model,
+    SliceSpec,
+    SpecError,
+    check_capacity,
+)
 
 _EMPTY = LevelAggregates(
     rate_bps=(0.0,) * NUM_LEVELS,
@@ -107,11 +116,13 @@ class LinkState:
     def __init__(
         self,
         capacity_bps: float,
-        model: Model | str = Model.HARKOUS,
+        model: Model | str = DEFAULT_MODEL,
         slices: Iterable[SliceSpec] = (),
+        framing: Framing = STANDARD_FRAMING,
     ) -> None:
         self.capacity_bps = check_capacity(capacity_bps)
         self.model = Model(model)
+        self.framing = framing
         self._specs: dict[int, SliceSpec] = {}  # seq -> spec, in seq order
         self._specs_shared = False  # a verdict still reads this dict: copy before writing
         self._seq: dict[str, int] = {}
@@ -133,7 +144,7 @@ class LinkState:
 
     def analysis(self) -> LinkAnalysis:
         """Full analysis of the current slices (O(n))."""
-        return analyze(self._specs.values(), self.capacity_bps, self.model)
+        return analyze(self._specs.values(), self.capacity_bps, self.model, self.framing)
 
     def aggregates(self) -> LevelAggregates:
         if self._aggregates is None:
@@ -251,7 +262,7 @@ class LinkState:
 
     def _verdict(self, change: _Change) -> AdmissionVerdict:
         agg = self._derive(change)
-        levels = evaluate_levels(agg, self.capacity_bps, self.model)
+        levels = evaluate_levels(agg, self.capacity_bps, self.model, self.framing)
         violations: list[tuple[int, Violation]] = []
         if not levels.admissible:
             removed_seq = change.removed[0] if change.removed is not None else -1
@@ -276,16 +287,16 @@ class LinkState:
             violations.sort(key=lambda item: item[0])
         snapshot = self._specs
         self._specs_shared = True
-        model, capacity = self.model, self.capacity_bps
+        model, capacity, framing = self.model, self.capacity_bps, self.framing
 
         def full_analysis() -> LinkAnalysis:
-            return analyze(_apply(snapshot, change), capacity, model)
+            return analyze(_apply(snapshot, change), capacity, model, framing)
 
         return AdmissionVerdict(
             admissible=levels.admissible,
             analysis=full_analysis,
             violations=tuple(violation for _, violation in violations),
-            min_capacity_bps=lambda: min_capacity_levels(agg, model),
+            min_capacity_bps=lambda: min_capacity_levels(agg, model, framing),
         )
 
 

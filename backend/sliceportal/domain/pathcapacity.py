@@ -19,7 +19,7 @@ import math
 from sliceportal.domain.bounds import LevelAggregates, evaluate_levels
 from sliceportal.domain.capacity import min_capacity_levels
 from sliceportal.domain.endtoend import Hop, PathBound, hop_bound, path_bound
-from sliceportal.domain.spec import MAX_RATE_BPS, Model
+from sliceportal.domain.spec import MAX_RATE_BPS, STANDARD_FRAMING, Framing, Model
 
 
 def hop_budget(path: PathBound, hop: Hop) -> float | None:
@@ -35,7 +35,11 @@ def hop_budget(path: PathBound, hop: Hop) -> float | None:
 
 
 def hop_capacity(
-    agg: LevelAggregates, priority: int, budget_s: float, model: Model
+    agg: LevelAggregates,
+    priority: int,
+    budget_s: float,
+    model: Model,
+    framing: Framing = STANDARD_FRAMING,
 ) -> float | None:
     """Least capacity giving level `priority` a bound within `budget_s` and keeping the link
     admissible; ``None`` when none up to 1 Pbit/s does."""
@@ -43,11 +47,17 @@ def hop_capacity(
         raise ValueError(f"no slice at priority {priority} on this link")
     targets = list(agg.min_target_s)
     targets[priority] = min(targets[priority], budget_s)
-    return min_capacity_levels(dataclasses.replace(agg, min_target_s=tuple(targets)), model)
+    return min_capacity_levels(
+        dataclasses.replace(agg, min_target_s=tuple(targets)), model, framing
+    )
 
 
 def path_capacity_fix(
-    path: PathBound, agg: LevelAggregates, priority: int, model: Model
+    path: PathBound,
+    agg: LevelAggregates,
+    priority: int,
+    model: Model,
+    framing: Framing = STANDARD_FRAMING,
 ) -> float | None:
     """The capacity the worst hop's link needs so the path meets its target (`agg`: that
     link's aggregates with the slice on it); ``None`` when raising that hop alone cannot."""
@@ -55,11 +65,11 @@ def path_capacity_fix(
     budget = None if worst is None else hop_budget(path, worst)
     if worst is None or budget is None:
         return None
-    capacity = hop_capacity(agg, priority, budget, model)
+    capacity = hop_capacity(agg, priority, budget, model, framing)
     step = 0.0 if capacity is None else capacity * 1e-15
 
     def meets(capacity: float) -> bool:
-        levels = evaluate_levels(agg, capacity, model)
+        levels = evaluate_levels(agg, capacity, model, framing)
         fixed = dataclasses.replace(worst, bound_s=hop_bound(levels, priority))
         hops = (fixed if hop is worst else hop for hop in path.hops)
         return levels.admissible and path_bound(hops, path.target_s).meets_target

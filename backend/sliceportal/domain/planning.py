@@ -65,6 +65,7 @@ from typing import Any
 import numpy as np
 
 from sliceportal.domain.bounds import (
+    TIMESTAMP_TICK_S,
     BoolArray,
     FloatArray,
     IntArray,
@@ -75,7 +76,11 @@ from sliceportal.domain.bounds import (
 )
 from sliceportal.domain.formatting import format_bytes, format_delay, format_rate
 from sliceportal.domain.spec import (
+    DEFAULT_MODEL,
+    SLICE_LEVELS,
+    STANDARD_FRAMING,
     TOP_PRIORITY,
+    Framing,
     Model,
     SliceSpec,
     check_capacity,
@@ -122,17 +127,18 @@ class _Problem:
     capacity: float
     levels: int
     model: Model
+    framing: Framing
+    rate: FloatArray
+    """As the model charges it (netcalc: on the wire, see :func:`sound_aggregates`)."""
     burst_bits: FloatArray
     packet_bits: FloatArray
+    """netcalc: never below best effort's largest frame, which blocks the bottom group."""
+    blocking_floor_bits: float
     deadline: float
 
     def check_time(self) -> None:
         if time.perf_counter() > self.deadline:
             raise _OutOfBudget
-
-    @property
-    def rate(self) -> FloatArray:
-        return self.arrays.rate_bps
 
     @property
     def target(self) -> FloatArray:
@@ -155,9 +161,10 @@ class _Classes:
 def plan_priorities(
     slices: Iterable[SliceSpec],
     capacity_bps: float,
-    levels: int = 8,
-    model: Model | str = Model.HARKOUS,
+    levels: int = SLICE_LEVELS,
+    model: Model | str = DEFAULT_MODEL,
     *,
+    framing: Framing = STANDARD_FRAMING,
     time_budget_s: float = DEFAULT_TIME_BUDGET_S,
 ) -> PriorityPlan:
     """Priorities (at most ``levels`` distinct, from 7 down) meeting every target, or why not."""
@@ -167,14 +174,25 @@ def plan_priorities(
     if not specs:
         return PriorityPlan(True, {}, True, "no slices to place")
     arrays = slice_arrays(specs)
+    chosen = Model(model)
+    rate, burst, packet, floor = arrays.rate_bps, arrays.burst_bytes, arrays.max_packet_bytes, 0.0
+    if chosen is Model.NETCALC:
+        scale = framing.rate_factor
+        burst = scale * (burst + rate * (TIMESTAMP_TICK_S / 8.0))
+        rate = scale * rate
+        floor = float(framing.max_frame_bytes + framing.overhead_bytes)
+        packet = np.maximum(packet + framing.overhead_bytes, floor)
     problem = _Problem(
         specs=specs,
         arrays=arrays,
         capacity=capacity,
         levels=min(queues, len(specs)),
-        model=Model(model),
-        burst_bits=8.0 * arrays.burst_bytes,
-        packet_bits=8.0 * arrays.max_packet_bytes,
+        model=chosen,
+        framing=framing,
+        rate=rate,
+        burst_bits=8.0 * burst,
+        packet_bits=8.0 * packet,
+        blocking_floor_bits=8.0 * floor,
         deadline=time.perf_counter() + time_budget_s,
     )
     proof = _certificate(problem)
@@ -261,7 +279,7 @@ def _plan(problem: _Problem, groups: list[IntArray] | None, how: str) -> Priorit
     for j, members in enumerate(groups):
         priority[members] = TOP_PRIORITY - j
     arrays = replace(problem.arrays, priority=priority)
-    if not analyze_arrays(arrays, problem.capacity, problem.model).admissible:
+    if not analyze_arrays(arrays, problem.capacity, problem.model, problem.framing).admissible:
         return None  # only rounding at the very edge of a target can get here
     priorities = {spec.name: p for spec, p in zip(problem.specs, priority.tolist(), strict=True)}
     used = len(groups)
@@ -340,8 +358,9 @@ def _netcalc_segments(problem: _Problem, order: IntArray) -> list[IntArray] | No
     """Exact for netcalc with equal packets: layered reachability over segment end points.
 
     A group [a, e) of the target-sorted slices fits when
-    ``(Σ bursts before e + M) / (C - Σ rates before a) ≤ target[a]`` (no ``M`` for the bottom
-    group); the left side grows with ``e``, so from each ``a`` the feasible ends form a range.
+    ``(Σ bursts before e + M) / (C - Σ rates before a) ≤ target[a]`` (best effort's frame for
+    the bottom group, which is ``M`` too when no slice's frame is larger); the left side grows
+    with ``e``, so from each ``a`` the feasible ends form a range.
     """
     n = len(order)
     rate_before = np.concatenate(([0.0], np.cumsum(problem.rate[order])))
@@ -349,9 +368,9 @@ def _netcalc_segments(problem: _Problem, order: IntArray) -> list[IntArray] | No
     target = problem.target[order]
     residual = problem.capacity - rate_before[:n]
     packet = float(problem.packet_bits[0])
-    # Largest inner end e (< n) reachable from each start a; the bottom group has no blocking.
+    # Largest inner end e (< n) reachable from each start a.
     last_end = np.searchsorted(burst_before[:n] + packet, target * residual, side="right") - 1
-    to_bottom = burst_before[n] / residual <= target
+    to_bottom = (burst_before[n] + problem.blocking_floor_bits) / residual <= target
     stride = n + 1
     reached = np.zeros(n, bool)
     reached[0] = True
@@ -434,7 +453,9 @@ def _segments(problem: _Problem, order: IntArray, classes: _Classes) -> list[Int
                 return None
         return None
     packet = problem.packet_bits[order]
-    below_max = np.concatenate((np.maximum.accumulate(packet[::-1])[::-1], [0.0]))
+    below_max = np.concatenate(
+        (np.maximum.accumulate(packet[::-1])[::-1], [problem.blocking_floor_bits])
+    )
     bound = (burst_before[ends] + below_max[ends]) / residual
     feasible = upper & (bound <= min_target)
     reached = np.zeros(m + 1, bool)
@@ -494,7 +515,7 @@ def _exact_search(problem: _Problem, classes: _Classes) -> list[IntArray] | None
     rate_above = digits @ classes.rate
     burst_above = digits @ classes.burst_bits
     group_target = np.where(present, classes.target, np.inf).min(axis=1)
-    group_packet = np.where(present, classes.packet_bits, 0.0).max(axis=1)
+    group_packet = np.where(present, classes.packet_bits, problem.blocking_floor_bits).max(axis=1)
     residual = problem.capacity - rate_above
     # Relaxation per state: the rest, sorted by target, cannot beat their bursts at `residual`.
     by_target = np.argsort(classes.target, kind="stable")

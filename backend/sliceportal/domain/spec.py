@@ -15,7 +15,23 @@ from enum import StrEnum
 
 NUM_LEVELS = 8
 TOP_PRIORITY = NUM_LEVELS - 1
+BEST_EFFORT_PRIORITY = 0
+"""Unclassified traffic's level, reserved: it is not policed, so no bound could hold there."""
+LOWEST_SLICE_PRIORITY = 1
+SLICE_LEVELS = NUM_LEVELS - LOWEST_SLICE_PRIORITY
+"""Priority levels slices may use (1 to 7): every hardware queue but best effort's."""
 DEFAULT_MTU_BYTES = 1500
+ETHERNET_HEADER_BYTES = 14
+VLAN_TAG_BYTES = 4
+DEFAULT_MAX_FRAME_BYTES = DEFAULT_MTU_BYTES + ETHERNET_HEADER_BYTES + VLAN_TAG_BYTES
+"""1518: the largest frame the data plane counts on a 1500-byte MTU (Ethernet, one VLAN tag,
+the IP packet; no preamble, no FCS), which is what ``packet_length`` is in the P4 program."""
+MIN_FRAME_BYTES = 60
+"""The smallest Ethernet frame without its FCS (64 with it): what a frame overhead is charged on."""
+MAX_FRAME_OVERHEAD_BYTES = 64
+LINE_RATE_OVERHEAD_BYTES = 24
+"""Preamble and start delimiter (8), FCS (4) and inter-frame gap (12): what a frame costs on the
+wire beyond the bytes the data plane counts, when a capacity is given as the line rate."""
 
 MAX_RATE_BPS = 1e15
 """1 Pbit/s: above any link, low enough that 10^6 summed rates stay exact-ish and finite."""
@@ -24,7 +40,7 @@ MAX_BURST_BYTES = 1e21
 MAX_PACKET_BYTES = 1_000_000
 MAX_NAME_LENGTH = 255
 
-_LINK_KEYS = ("capacity_bps", "mtu_bytes", "slices")
+_LINK_KEYS = ("capacity_bps", "mtu_bytes", "frame_overhead_bytes", "slices")
 _SLICE_KEYS = (
     "name",
     "rate_bps",
@@ -40,9 +56,17 @@ class Model(StrEnum):
     """Which worst-case delay bound to compute."""
 
     HARKOUS = "harkous"
-    """The paper's busy-period equations (1)-(4)."""
+    """The paper's busy-period equations (1)-(4): shown for comparison, not an upper bound."""
     NETCALC = "netcalc"
-    """Strict-priority, non-preemptive network calculus: more conservative, provably safe."""
+    """Strict-priority, non-preemptive network calculus: the sound bound, and the default."""
+
+
+DEFAULT_MODEL = Model.NETCALC
+
+
+def max_frame_bytes(mtu_bytes: int) -> int:
+    """The largest frame the data plane counts on a link of this IP MTU (one VLAN tag)."""
+    return mtu_bytes + ETHERNET_HEADER_BYTES + VLAN_TAG_BYTES
 
 
 class SpecError(ValueError):
@@ -98,8 +122,74 @@ def check_capacity(value: object, field: str = "capacity_bps") -> float:
 
 
 def check_levels(value: object, field: str = "levels") -> int:
-    """A number of hardware priority queues."""
-    return check_integer(value, field, minimum=1, maximum=NUM_LEVELS)
+    """A number of priority levels for slices (best effort keeps the lowest queue)."""
+    return check_integer(value, field, minimum=1, maximum=SLICE_LEVELS)
+
+
+MIN_QUEUES = 2
+"""Best effort keeps one queue to itself, so a link needs at least one more for slices."""
+
+
+def check_queue_count(value: object, field: str = "queue_count") -> int:
+    """A link's number of hardware priority queues (best effort's included)."""
+    return check_integer(value, field, minimum=MIN_QUEUES, maximum=NUM_LEVELS)
+
+
+def slice_levels(queue_count: int) -> int:
+    """Priority levels the slices of a link with ``queue_count`` hardware queues may use."""
+    return min(queue_count, NUM_LEVELS) - 1
+
+
+def check_priority(value: object, field: str = "priority") -> int:
+    """A slice's priority: 1 to 7, since 0 is best effort's."""
+    return check_integer(value, field, minimum=LOWEST_SLICE_PRIORITY, maximum=TOP_PRIORITY)
+
+
+def check_frame_overhead(value: object, field: str = "frame_overhead_bytes") -> int:
+    """Bytes a frame costs on the wire beyond what the data plane counts (0 or 24, usually)."""
+    return check_integer(value, field, minimum=0, maximum=MAX_FRAME_OVERHEAD_BYTES)
+
+
+@dataclass(frozen=True, slots=True)
+class Framing:
+    """What a link's capacity counts, and the frame best effort may block every slice with.
+
+    ``overhead_bytes`` is 0 when the capacity is the rate of frame bytes as the data plane
+    counts them (the default), and 24 (:data:`LINE_RATE_OVERHEAD_BYTES`) when it is the line
+    rate: then every frame costs that much more on the wire, which the sound bound charges on
+    the smallest frame (:data:`MIN_FRAME_BYTES`), so a slice's rate counts
+    ``1 + overhead / 60`` times.
+    """
+
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    """The largest best-effort frame: unclassified traffic is never policed."""
+    overhead_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        check_integer(
+            self.max_frame_bytes,
+            "max_frame_bytes",
+            minimum=1,
+            maximum=MAX_PACKET_BYTES,
+        )
+        check_integer(
+            self.overhead_bytes,
+            "frame_overhead_bytes",
+            minimum=0,
+            maximum=MAX_FRAME_OVERHEAD_BYTES,
+        )
+
+    @classmethod
+    def of_link(cls, mtu_bytes: int, overhead_bytes: int = 0) -> Framing:
+        return cls(max_frame_bytes(mtu_bytes), overhead_bytes)
+
+    @property
+    def rate_factor(self) -> float:
+        """Wire bits per counted bit, at worst (all frames of the smallest size)."""
+        return 1.0 + self.overhead_bytes / MIN_FRAME_BYTES
+
+
+STANDARD_FRAMING = Framing()
 
 
 def _check_name(value: object, field: str) -> str:
@@ -123,12 +213,13 @@ class SliceSpec:
     priority: int
     burst_bytes: float
     delay_target_s: float
-    max_packet_bytes: int = DEFAULT_MTU_BYTES
+    max_packet_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    """Largest frame of the slice, in the bytes the data plane counts (see :class:`Framing`)."""
 
     def __post_init__(self) -> None:
         _check_name(self.name, "name")
         rate = check_number(self.rate_bps, "rate_bps", maximum=MAX_RATE_BPS, allow_zero=False)
-        priority = check_integer(self.priority, "priority", minimum=0, maximum=TOP_PRIORITY)
+        priority = check_priority(self.priority)
         burst = check_number(
             self.burst_bytes, "burst_bytes", maximum=MAX_BURST_BYTES, allow_zero=True
         )
@@ -160,14 +251,15 @@ def slice_spec(
 ) -> SliceSpec:
     """Build a validated SliceSpec the way users describe slices.
 
-    The burst is ``rate × burst_limit_s / 8`` bytes unless ``burst_bytes`` is given; the delay
-    target defaults to the burst limit (the paper's choice) and must be given when only
-    ``burst_bytes`` is; the maximum packet defaults to the link MTU.
+    The burst is ``rate × burst_limit_s / 8`` bytes, or ``burst_bytes`` (both may be given
+    only when they agree); the delay target defaults to the burst limit (the paper's choice)
+    and must be given when only ``burst_bytes`` is; the maximum packet defaults to the largest
+    frame of the link MTU.
     """
     p = field_prefix
     _check_name(name, p + "name")
     rate = check_number(rate_bps, p + "rate_bps", maximum=MAX_RATE_BPS, allow_zero=False)
-    check_integer(priority, p + "priority", minimum=0, maximum=TOP_PRIORITY)
+    check_priority(priority, p + "priority")
     limit = None
     if burst_limit_s is not None:
         limit = check_number(
@@ -177,6 +269,12 @@ def slice_spec(
         burst = check_number(
             burst_bytes, p + "burst_bytes", maximum=MAX_BURST_BYTES, allow_zero=True
         )
+        if limit is not None and not burst_agrees(burst, rate, limit):
+            raise SpecError(
+                p + "burst_bytes",
+                f"disagrees with {p}burst_limit_s: rate × burst_limit_s / 8 is "
+                f"{rate * limit / 8.0:g} bytes, not {burst:g}; give one of the two",
+            )
     elif limit is not None:
         burst = rate * limit / 8.0
     else:
@@ -190,12 +288,18 @@ def slice_spec(
     else:
         raise SpecError(p + "delay_target_s", "is required when only burst_bytes is given")
     mtu = check_integer(mtu_bytes, p + "mtu_bytes", minimum=1, maximum=MAX_PACKET_BYTES)
-    packet = mtu
+    packet = max_frame_bytes(mtu)
     if max_packet_bytes is not None:
         packet = check_integer(
             max_packet_bytes, p + "max_packet_bytes", minimum=1, maximum=MAX_PACKET_BYTES
         )
     return SliceSpec(name, rate, priority, burst, target, packet)
+
+
+def burst_agrees(burst_bytes: float, rate_bps: float, burst_limit_s: float) -> bool:
+    """A burst in bytes and a burst limit in seconds describe the same burst (within half a
+    byte, or rounding for huge bursts)."""
+    return math.isclose(burst_bytes, rate_bps * burst_limit_s / 8.0, rel_tol=1e-9, abs_tol=0.5)
 
 
 def check_unique_names(slices: tuple[SliceSpec, ...], field: str = "slices") -> None:
@@ -219,6 +323,11 @@ class LinkInput:
     capacity_bps: float | None
     mtu_bytes: int
     slices: tuple[SliceSpec, ...]
+    frame_overhead_bytes: int = 0
+
+    @property
+    def framing(self) -> Framing:
+        return Framing.of_link(self.mtu_bytes, self.frame_overhead_bytes)
 
 
 def _reject_unknown(doc: Mapping[str, object], allowed: tuple[str, ...], prefix: str) -> None:
@@ -248,6 +357,9 @@ def parse_link_input(
     mtu = DEFAULT_MTU_BYTES
     if doc.get("mtu_bytes") is not None:
         mtu = check_integer(doc["mtu_bytes"], "mtu_bytes", minimum=1, maximum=MAX_PACKET_BYTES)
+    overhead = 0
+    if doc.get("frame_overhead_bytes") is not None:
+        overhead = check_frame_overhead(doc["frame_overhead_bytes"])
     raw_slices = doc.get("slices")
     if raw_slices is None:
         raise SpecError("slices", "is required")
@@ -257,7 +369,9 @@ def parse_link_input(
         raise SpecError("slices", "must contain at least one slice")
     specs = tuple(_parse_slice(item, f"slices[{i}].", mtu) for i, item in enumerate(raw_slices))
     check_unique_names(specs)
-    return LinkInput(capacity_bps=capacity, mtu_bytes=mtu, slices=specs)
+    return LinkInput(
+        capacity_bps=capacity, mtu_bytes=mtu, slices=specs, frame_overhead_bytes=overhead
+    )
 
 
 def _parse_slice(item: object, prefix: str, mtu: int) -> SliceSpec:

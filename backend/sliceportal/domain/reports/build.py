@@ -164,7 +164,9 @@ class _ModelLevels:
             return c.levels[link]
         key = (link, model)
         if key not in self._cache:
-            self._cache[key] = evaluate_levels(c.aggregates[link], declared.capacity_bps, model)
+            self._cache[key] = evaluate_levels(
+                c.aggregates[link], declared.capacity_bps, model, declared.framing
+            )
         return self._cache[key]
 
 

@@ -81,7 +81,7 @@ class NetworkConstraints:
         self.names = tuple(link.name for link in net.links)
         self.aggregates = tuple(aggregate_arrays(on.arrays) for on in net.on_link)
         self.levels = tuple(
-            evaluate_levels(agg, link.capacity_bps, link.model)
+            evaluate_levels(agg, link.capacity_bps, link.model, link.framing)
             for agg, link in zip(self.aggregates, net.links, strict=True)
         )
         self._rate_parts, self._burst_parts, self._tightest = _level_details(net)
@@ -101,7 +101,7 @@ class NetworkConstraints:
         """``agg`` on ``link`` under the link's own model (at its capacity unless given)."""
         declared = self.net.links[link]
         capacity = declared.capacity_bps if capacity_bps is None else capacity_bps
-        return evaluate_levels(agg, capacity, declared.model)
+        return evaluate_levels(agg, capacity, declared.model, declared.framing)
 
     def with_slice(
         self, slice_index: int, rate_bps: float, burst_bytes: float
@@ -233,7 +233,9 @@ class NetworkConstraints:
                 return None
             budgets[group.level] = min(budgets[group.level], budget)
         model = self.net.links[link].model
-        capacity = min_capacity_levels(replace(agg, min_target_s=tuple(budgets)), model)
+        capacity = min_capacity_levels(
+            replace(agg, min_target_s=tuple(budgets)), model, self.net.links[link].framing
+        )
         if capacity is None:
             return None
         # The budgets round once more than the sums the check makes: step over that last digit.

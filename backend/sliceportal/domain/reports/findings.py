@@ -153,17 +153,19 @@ def _moves(inputs: FindingInputs, link_index: int, link: LinkReport) -> list[_Fo
     some and they break nothing that holds today elsewhere on the moved slices' paths."""
     c = inputs.constraints
     on = c.net.on_link[link_index]
+    declared = c.net.links[link_index]
     plan = plan_priorities(
         on.specs,
         link.capacity_bps,
-        link.queue_count,
+        declared.slice_levels,
         link.model,
+        framing=declared.framing,
         time_budget_s=inputs.plan_time_budget_s,
     )
     if not plan.feasible:
         return []
     current = {spec.name: spec.priority for spec in on.specs}
-    planned = fewest_moves(plan.priorities, current, link.queue_count)
+    planned = fewest_moves(plan.priorities, current, declared.slice_levels)
     moves = [
         (j, spec.priority, planned[spec.name])
         for j, spec in zip(on.members.tolist(), on.specs, strict=True)

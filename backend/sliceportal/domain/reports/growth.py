@@ -73,7 +73,7 @@ class GrowthModel:
             c = self.constraints
             declared = c.net.links[link]
             grown = c.scaled_aggregates(link, factor)
-            needed = min_capacity_levels(grown, declared.model)
+            needed = min_capacity_levels(grown, declared.model, declared.framing)
             capacity = (
                 declared.capacity_bps if needed is None else max(needed, declared.capacity_bps)
             )

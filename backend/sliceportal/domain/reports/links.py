@@ -48,10 +48,15 @@ def link_report(
 ) -> LinkReport:
     link = constraints.net.links[link_index]
     on = constraints.net.on_link[link_index]
-    analyses = {model: analyze_arrays(on.arrays, link.capacity_bps, model) for model in Model}
-    current = {model: min_capacity_levels(analyses[model].aggregates, model) for model in Model}
+    framing = link.framing
+    analyses = {
+        model: analyze_arrays(on.arrays, link.capacity_bps, model, framing) for model in Model
+    }
+    current = {
+        model: min_capacity_levels(analyses[model].aggregates, model, framing) for model in Model
+    }
     one_level_agg = aggregate_arrays(on.with_priorities(TOP_PRIORITY))
-    one_level = {model: min_capacity_levels(one_level_agg, model) for model in Model}
+    one_level = {model: min_capacity_levels(one_level_agg, model, framing) for model in Model}
     best = {
         model: best_plan(on, link, model, current[model], one_level[model], plan_time_budget_s)
         for model in Model
@@ -134,7 +139,7 @@ def best_plan(
     if not on.specs:
         return BestPlan(0.0, {}, True)
     specs = on.specs
-    queues = link.queue_count
+    queues = link.slice_levels
     known: list[tuple[float, dict[str, int]]] = []
     if one_level is not None:
         known.append((one_level, {spec.name: TOP_PRIORITY for spec in specs}))
@@ -142,7 +147,9 @@ def best_plan(
         known.append((current, {spec.name: spec.priority for spec in specs}))
 
     def plan_at(capacity: float) -> PriorityPlan:
-        return plan_priorities(specs, capacity, queues, model, time_budget_s=time_budget_s)
+        return plan_priorities(
+            specs, capacity, queues, model, framing=link.framing, time_budget_s=time_budget_s
+        )
 
     if known:
         high, fallback = min(known, key=lambda item: item[0])
@@ -188,5 +195,5 @@ def _curves(
     )
     start = total_rate_bps * (1.0 + CURVE_START_MARGIN) if total_rate_bps > 0 else stop / points
     grid = capacity_grid(start, stop, points)
-    curves = {model: delay_curves(on.specs, grid, model).delays_s for model in Model}
+    curves = {model: delay_curves(on.specs, grid, model, link.framing).delays_s for model in Model}
     return Curves(tuple(grid), PerModel(curves[Model.HARKOUS], curves[Model.NETCALC]))

@@ -15,13 +15,17 @@ from sliceportal.domain.bounds import FloatArray, IntArray, SliceArrays, slice_a
 from sliceportal.domain.spec import (
     MAX_PACKET_BYTES,
     MAX_TIME_S,
+    Framing,
     Model,
     SliceSpec,
     SpecError,
     check_capacity,
+    check_frame_overhead,
     check_integer,
-    check_levels,
     check_number,
+    check_queue_count,
+    max_frame_bytes,
+    slice_levels,
     slice_spec,
 )
 
@@ -38,6 +42,16 @@ class NetworkLink:
     model: Model
     queue_count: int
     mtu_bytes: int
+    frame_overhead_bytes: int = 0
+
+    @property
+    def framing(self) -> Framing:
+        return Framing.of_link(self.mtu_bytes, self.frame_overhead_bytes)
+
+    @property
+    def slice_levels(self) -> int:
+        """Priority levels its slices may use: best effort keeps a queue."""
+        return slice_levels(self.queue_count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +67,7 @@ class NetworkSlice:
     e2e_delay_target_s: float | None
     priority: int
     max_packet_bytes: int | None
-    """``None``: the MTU of each link it crosses."""
+    """``None``: the largest frame of each link it crosses."""
     link_ids: tuple[int, ...]
 
 
@@ -150,7 +164,8 @@ def index_network(network: Network) -> IndexedNetwork:
         if link.name in link_names:
             raise SpecError(field + "name", f"duplicate link name {link.name!r}")
         check_capacity(link.capacity_bps, field + "capacity_bps")
-        check_levels(link.queue_count, field + "queue_count")
+        check_queue_count(link.queue_count, field + "queue_count")
+        check_frame_overhead(link.frame_overhead_bytes, field + "frame_overhead_bytes")
         check_integer(link.mtu_bytes, field + "mtu_bytes", minimum=1, maximum=MAX_PACKET_BYTES)
         if link.model not in tuple(Model):
             raise SpecError(field + "model", "must be harkous or netcalc")
@@ -191,7 +206,7 @@ def index_network(network: Network) -> IndexedNetwork:
                 raise SpecError(f"{field}link_ids[{k}]", f"link id {link_id} appears twice")
             path.append(link_index[link_id])
         for i in path:
-            packet = declared.max_packet_bytes or network.links[i].mtu_bytes
+            packet = declared.max_packet_bytes or max_frame_bytes(network.links[i].mtu_bytes)
             specs[i].append(replace(validated, max_packet_bytes=packet))
             members[i].append(j)
         slice_index[declared.id] = j

@@ -226,6 +226,7 @@ def _egress(
             if index >= 0 and tr.shape[0] > 0:
                 tr[index, L.TR_OUTCOME] = _REAL_DROPPED
                 tr[index, L.TR_TD] = td
+                tr[index, L.TR_DEQ_NS] = deq
             _feedback(heap, cur, fi, flow, pool[slot, L.PKT_SEQ], deq, L.EV_LOSS)
             return False
         if (
@@ -250,6 +251,7 @@ def _egress(
     if index >= 0 and tr.shape[0] > 0:
         tr[index, L.TR_OUTCOME] = _FORWARDED
         tr[index, L.TR_TD] = td
+        tr[index, L.TR_DEQ_NS] = deq
         tr[index, L.TR_ECN] = ecn
     row = tap_row[sid]
     if row >= 0:

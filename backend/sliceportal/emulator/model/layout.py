@@ -152,7 +152,8 @@ TR_PRIO = 3
 TR_VQ = 4
 TR_TD = 5  # deq_timedelta, ticks
 TR_ECN = 6  # the ECN field as the packet left
-TR_COLUMNS = 7
+TR_DEQ_NS = 7  # when the packet left its egress queue, simulated ns (exact, unlike TR_TD)
+TR_COLUMNS = 8
 
 # Egress tap (fine delay histograms of forwarded packets): int64[rows, 2, bins + 1]
 TAP_VQ = 0
