@@ -8,6 +8,11 @@ p4runtime-shell's `P4RuntimeClient`) commits the pipeline and installs the entri
 throughput, drops, marks and the switch's 8-bucket delay histograms come from there.
 Finer delay distributions (the paper's CDFs, from per-packet measurements on the outgoing
 link) come from the model's egress tap, the emulator's stand-in for that capture.
+
+DCTCP's minimum window is Linux's 2 packets unless asked otherwise. An experiment with a
+`PaperFigure` (experiment 1's DC delay) runs again with the window that figure needs, and with
+Linux's if it was asked for another, and its report compares the slice's figures
+(`WindowComparison`).
 """
 
 from __future__ import annotations
@@ -23,11 +28,18 @@ from sliceportal.domain import p4constants as c
 from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
 from sliceportal.emulator.model.engine import TapReading, compile_kernel
+from sliceportal.emulator.model.layout import DCTCP_MIN_CWND
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.switch_model import Clock, PacketModel
 from sliceportal.emulator.model.traffic import Profile
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.experiments.paper import EGRESS_PORT, QUEUE_DEPTH, Experiment, PaperSlice
+from sliceportal.experiments.paper import (
+    EGRESS_PORT,
+    QUEUE_DEPTH,
+    Experiment,
+    PaperFigure,
+    PaperSlice,
+)
 from sliceportal.switches.p4runtime import Pipeline, SwitchSession, SwitchTarget
 
 DEVICE_CONFIG = DEFAULT_P4INFO.parent / "sliceportal.json"
@@ -92,6 +104,25 @@ class Check:
     detail: str
 
 
+@dataclass(frozen=True)
+class WindowRun:
+    """The paper figure's slice in a run with one DCTCP minimum window."""
+
+    min_cwnd: int
+    result: SliceResult
+    passed: bool
+    """Every check of that run held."""
+
+
+@dataclass(frozen=True)
+class WindowComparison:
+    """The same experiment with the DCTCP minimum windows the figure and Linux use (and the
+    one asked for), ascending; one of them is the report's own run."""
+
+    figure: PaperFigure
+    runs: tuple[WindowRun, ...]
+
+
 @dataclass
 class Report:
     experiment: Experiment
@@ -99,9 +130,11 @@ class Report:
     warmup_s: float
     sample_s: float
     seed: int
+    dctcp_min_cwnd: int = DCTCP_MIN_CWND
     samples: list[Sample] = field(default_factory=list)
     slices: list[SliceResult] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
+    comparison: WindowComparison | None = None
 
     @property
     def passed(self) -> bool:
@@ -157,16 +190,49 @@ def run(
     warmup_s: float,
     sample_s: float = 1.0,
     seed: int = 1,
+    dctcp_min_cwnd: int = DCTCP_MIN_CWND,
+    compare: bool = True,
 ) -> Report:
     """Warm up for ``warmup_s`` (TCP finds its rates; the paper skipped 50 s), then measure
-    ``duration_s``, reading the counters over P4Runtime every ``sample_s``."""
+    ``duration_s``, reading the counters over P4Runtime every ``sample_s``. DCTCP's window
+    stops at ``dctcp_min_cwnd`` packets; when the experiment has a `PaperFigure` (and
+    ``compare``), it runs again with the figure's window and Linux's, those not run yet, and
+    the report's ``comparison`` holds the figure's slice in each run."""
     if duration_s < sample_s or sample_s <= 0 or warmup_s < 0:
         raise ValueError("need duration_s >= sample_s > 0 and warmup_s >= 0")
+    if dctcp_min_cwnd < 1:
+        raise ValueError(f"dctcp_min_cwnd must be at least 1 packet, got {dctcp_min_cwnd}")
+
+    def once(window: int) -> Report:
+        return _run(
+            experiment.with_dctcp_min_cwnd(window), window, duration_s, warmup_s, sample_s, seed
+        )
+
+    report = once(dctcp_min_cwnd)
+    figure = experiment.paper_figure
+    if compare and figure is not None:
+        runs = []
+        for window in sorted({dctcp_min_cwnd, figure.min_cwnd, DCTCP_MIN_CWND}):
+            other = report if window == dctcp_min_cwnd else once(window)
+            result = next(r for r in other.slices if r.slice_.label == figure.label)
+            runs.append(WindowRun(window, result, other.passed))
+        report.comparison = WindowComparison(figure, tuple(runs))
+    return report
+
+
+def _run(
+    experiment: Experiment,
+    dctcp_min_cwnd: int,
+    duration_s: float,
+    warmup_s: float,
+    sample_s: float,
+    seed: int,
+) -> Report:
     port = PortConfig(experiment.port_rate_bps, QUEUE_DEPTH)
     profile = Profile(tuple(s.traffic for s in experiment.slices), seed, {EGRESS_PORT: port})
     model = PacketModel(profile, clock=Clock.MANUAL, chunk_s=0.05)
     compile_kernel()
-    report = Report(experiment, duration_s, warmup_s, sample_s, seed)
+    report = Report(experiment, duration_s, warmup_s, sample_s, seed, dctcp_min_cwnd)
     slices = experiment.slices
     sids = [s.slice_.dp_sid for s in slices]
 

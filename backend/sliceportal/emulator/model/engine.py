@@ -45,6 +45,10 @@ class FlowSpec:
     time outside this switch; feedback (an ACK, with CE if marked, or a loss) reaches the
     sender that long after the packet left the switch or was dropped. A lost packet is not
     retransmitted as such: a greedy flow just sends another one, which is the same load.
+
+    ``min_cwnd`` is the floor of a DCTCP flow's window, in packets: Linux's 2 by default, 1 to
+    let DCTCP back off further (what experiment 1's "around 5 ms" needs, docs/emulator.md).
+    Reno and CUBIC keep Linux's floor of 2 whatever it says.
     """
 
     headers: Headers
@@ -54,6 +58,7 @@ class FlowSpec:
     sender_rate_bps: int
     cc: L.Congestion
     max_cwnd: int = 10_000
+    min_cwnd: int = L.DCTCP_MIN_CWND
 
 
 @dataclass(frozen=True)
@@ -212,6 +217,8 @@ class Engine:
         """A new responsive flow, stopped; `start_flow` sets it going."""
         if not 0 < spec.frame_bytes <= kernel.MAX_FRAME_BYTES:
             raise ValueError(f"frame_bytes must be in [1, {kernel.MAX_FRAME_BYTES}]")
+        if not 1 <= spec.min_cwnd <= spec.max_cwnd:
+            raise ValueError(f"min_cwnd must be in [1, max_cwnd = {spec.max_cwnd}]")
         row = np.zeros(L.FI_COLUMNS, np.int64)
         row[L.FI_CLS] = self.header_class(spec.headers)
         row[L.FI_LEN] = spec.frame_bytes
@@ -221,6 +228,7 @@ class Engine:
         row[L.FI_CC] = spec.cc
         row[L.FI_RECOVER] = -1
         row[L.FI_MAX_CWND] = spec.max_cwnd
+        row[L.FI_MIN_CWND] = spec.min_cwnd
         self._fi = np.vstack([self._fi, row[None, :]])
         self._ff = np.vstack([self._ff, np.zeros((1, L.FF_COLUMNS), np.float64)])
         return len(self._fi) - 1

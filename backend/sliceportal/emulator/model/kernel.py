@@ -59,9 +59,7 @@ _CUBIC_C = 0.4
 _CUBIC_BETA = 0.7
 _RENO_BETA = 0.5
 _DCTCP_G = 1.0 / 16.0
-_MIN_CWND = 2.0
-# DCTCP may go down to one packet: see docs/emulator.md ("Responsive flows") for why.
-_MIN_CWND_DCTCP = 1.0
+_MIN_CWND = 2.0  # Reno and CUBIC, as Linux; DCTCP's floor is per flow (FI_MIN_CWND)
 _INITIAL_CWND = 10.0
 
 
@@ -449,7 +447,9 @@ def _reduce(fi: Any, ff: Any, f: int, factor: float) -> None:
             ff[f, L.FF_W_MAX] = cwnd
         ff[f, L.FF_EPOCH] = -1.0
     cwnd = cwnd * factor
-    floor = _MIN_CWND_DCTCP if fi[f, L.FI_CC] == _DCTCP else _MIN_CWND
+    floor = _MIN_CWND
+    if fi[f, L.FI_CC] == _DCTCP:
+        floor = float(max(fi[f, L.FI_MIN_CWND], 1))  # a row built without it: 1
     if cwnd < floor:
         cwnd = floor
     ff[f, L.FF_CWND] = cwnd

@@ -38,6 +38,11 @@ class Congestion(IntEnum):
     DCTCP = 2
 
 
+DCTCP_MIN_CWND = 2
+"""Linux's floor of DCTCP's window in packets (dctcp_ssthresh), the default of a flow's
+``min_cwnd``; Reno and CUBIC stop at 2 too, always. See docs/emulator.md ("Responsive flows")
+for why experiment 1 also reports a run with 1."""
+
 PORTS = 1 << c.PORT_WIDTH
 QUEUES = c.MAX_PRIORITY + 1
 
@@ -84,7 +89,8 @@ FI_DELIVERED = 18
 FI_LOST = 19
 FI_MARKED = 20
 FI_MAX_CWND = 21
-FI_COLUMNS = 22
+FI_MIN_CWND = 22  # DCTCP: the floor of the window, packets (Linux: 2; 0 counts as 1)
+FI_COLUMNS = 23
 
 # Responsive flows, float state: float64[flows, FF_COLUMNS]
 FF_CWND = 0  # packets

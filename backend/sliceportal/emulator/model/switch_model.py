@@ -224,6 +224,7 @@ class PacketModel:
                 round(spec.rtt_s * NS_PER_S),
                 round(spec.sender_rate_bps),
                 spec.cc,
+                min_cwnd=spec.min_cwnd,
             )
             source.flows = [engine.add_flow(flow_spec) for _ in range(spec.flows)]
         # Flows start spread over one RTT, so they are not in lockstep from the first packet.

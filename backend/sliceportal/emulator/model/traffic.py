@@ -9,7 +9,8 @@ classifies them into a slice as it would real traffic) following one pattern:
   average (both exponential);
 - ``tcp``: ``flows`` greedy responsive flows with congestion control ``cc`` (``reno``,
   ``cubic`` or ``dctcp``), base round-trip time ``rtt_s``, sending from a ``sender_rate_bps``
-  NIC (the compiled kernel runs them; see `engine.FlowSpec`).
+  NIC (the compiled kernel runs them; see `engine.FlowSpec`); DCTCP's window never goes below
+  ``min_cwnd`` packets (Linux's 2 by default; dctcp only).
 
 Everything random is drawn from generators seeded by (profile seed, source name), in blocks
 whose size does not depend on how time is chopped into chunks: the same profile gives the
@@ -30,7 +31,7 @@ import numpy.typing as npt
 
 from sliceportal.domain import p4constants as c
 from sliceportal.emulator.model.kernel import MAX_FRAME_BYTES
-from sliceportal.emulator.model.layout import Congestion
+from sliceportal.emulator.model.layout import DCTCP_MIN_CWND, Congestion
 from sliceportal.emulator.model.ports import PortConfig, PortConfigError, check_port
 from sliceportal.emulator.model.program import DEFAULT_TTL, Headers
 
@@ -42,6 +43,7 @@ _ECN = {"not-ect": 0, "ect1": 1, "ect0": 2, "ce": 3}
 PATTERNS = ("cbr", "poisson", "onoff", "tcp")
 _MAX_RATE = float(c.RATE_MAX_BPS)
 _MAX_FLOWS = 10_000
+_MAX_MIN_CWND = 10_000  # engine.FlowSpec's max_cwnd
 
 
 class ProfileError(ValueError):
@@ -66,6 +68,7 @@ class SourceSpec:
     flows: int = 1
     rtt_s: float = 0.0
     sender_rate_bps: float = 1e9
+    min_cwnd: int = DCTCP_MIN_CWND
     start_s: float = 0.0
     stop_s: float | None = None
     enabled: bool = True
@@ -97,6 +100,8 @@ class SourceSpec:
                 "rtt_s": self.rtt_s,
                 "sender_rate_bps": self.sender_rate_bps,
             }
+            if self.cc == Congestion.DCTCP:
+                doc["min_cwnd"] = self.min_cwnd
         else:
             doc["rate_bps"] = self.rate_bps
             if self.pattern == "onoff":
@@ -150,7 +155,7 @@ _KEYS = {
     "cbr": {"rate_bps"},
     "poisson": {"rate_bps"},
     "onoff": {"rate_bps", "on_s", "off_s"},
-    "tcp": {"cc", "flows", "rtt_s", "sender_rate_bps"},
+    "tcp": {"cc", "flows", "rtt_s", "sender_rate_bps", "min_cwnd"},
 }
 _COMMON = {
     "name",
@@ -218,9 +223,12 @@ def parse_source(doc: object, where: str = "source") -> SourceSpec:
         cc = doc.get("cc", "cubic")
         if not isinstance(cc, str) or cc.upper() not in Congestion.__members__:
             raise ProfileError(f"{where}.cc: must be reno, cubic or dctcp, got {cc!r}")
+        if "min_cwnd" in doc and cc.upper() != Congestion.DCTCP.name:
+            raise ProfileError(f"{where}.min_cwnd: only for cc dctcp (Reno and CUBIC keep 2)")
         return replace(
             spec,
             cc=Congestion[cc.upper()],
+            min_cwnd=_integer(doc, "min_cwnd", where, DCTCP_MIN_CWND, 1, _MAX_MIN_CWND),
             flows=_integer(doc, "flows", where, 1, 1, _MAX_FLOWS),
             rtt_s=_positive(doc, "rtt_s", where, 10.0),
             sender_rate_bps=_positive(doc, "sender_rate_bps", where, _MAX_RATE)
