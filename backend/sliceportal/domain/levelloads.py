@@ -43,11 +43,11 @@ class LevelLoad:
     max_packet_bytes: int | None
     """Largest packet the slices give, None when none gives one."""
     default_packet_count: int
-    """Slices that give no packet size: they count as the link MTU."""
+    """Slices that give no packet size: they count as the link's largest frame."""
 
-    def largest_packet(self, mtu_bytes: int) -> int:
+    def largest_packet(self, default_frame_bytes: int) -> int:
         given = self.max_packet_bytes or 0
-        return max(given, mtu_bytes) if self.default_packet_count else given
+        return max(given, default_frame_bytes) if self.default_packet_count else given
 
 
 def upper_sum(total: float, count: int) -> float:
@@ -67,7 +67,7 @@ def _upper_plus(upper: float, term: float) -> float:
 
 def upper_aggregates(
     rows: Iterable[LevelLoad],
-    mtu_bytes: int,
+    default_frame_bytes: int,
     added: SliceSpec | None = None,
     removed: SliceSpec | None = None,
 ) -> LevelAggregates:
@@ -86,7 +86,7 @@ def upper_aggregates(
         burst[k] = upper_sum(row.burst_bytes, row.slice_count)
         count[k] = row.slice_count
         target[k] = row.min_delay_target_s
-        packet[k] = row.largest_packet(mtu_bytes)
+        packet[k] = row.largest_packet(default_frame_bytes)
     if removed is not None:
         k = removed.priority
         count[k] -= 1

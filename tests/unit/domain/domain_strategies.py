@@ -13,7 +13,7 @@ targets = st.one_of(
     st.just(0.0), st.floats(min_value=1e-5, max_value=1.0, allow_nan=False, allow_infinity=False)
 )
 packets = st.integers(min_value=64, max_value=9000)
-priorities = st.integers(min_value=0, max_value=7)
+priorities = st.integers(min_value=1, max_value=7)
 
 
 @st.composite

@@ -22,7 +22,7 @@ from sliceportal.domain import (
 )
 from sliceportal.domain.endtoend import Hop, PathBound, hop_bound, path_bound
 from sliceportal.domain.pathcapacity import hop_budget, hop_capacity, path_capacity_fix
-from sliceportal.domain.spec import MAX_RATE_BPS
+from sliceportal.domain.spec import MAX_RATE_BPS, STANDARD_FRAMING, Framing
 
 MS = 1e-3
 hop_bounds = st.one_of(
@@ -138,13 +138,19 @@ def test_the_budget_is_the_target_minus_the_other_hops() -> None:
     assert hop_budget(path_bound(_hops(MS)), path.hops[0]) is None
 
 
-def test_netcalc_capacity_matches_its_closed_form() -> None:
-    """netcalc at the top level: d = 8·(Σ bursts + one lower packet) / C, so C = 8·work / d."""
+@pytest.mark.parametrize("overhead", [0, 24])
+def test_netcalc_capacity_matches_its_closed_form(overhead: int) -> None:
+    """netcalc at the top level: d = 8·(s·(Σ bursts + L·τ/8) + one lower frame + o) / C, so
+    C = 8·work / d (s = 1 + o/60; the lower frame at least best effort's 1518 bytes)."""
     slices = paper_slices(7, 6, 5)
     agg = aggregate_arrays(slice_arrays(slices))
     budget = 2 * MS
-    capacity = hop_capacity(agg, 7, budget, Model.NETCALC)
-    work = agg.burst_bytes[7] + max(agg.max_packet_bytes[:7])
+    framing = Framing(1518, overhead)
+    capacity = hop_capacity(agg, 7, budget, Model.NETCALC, framing)
+    scale = 1 + overhead / 60
+    tick = agg.rate_bps[7] * 1e-6 / 8
+    blocking = max(*agg.max_packet_bytes[:7], 1518) + overhead
+    work = scale * (agg.burst_bytes[7] + tick) + blocking
     assert capacity == pytest.approx(8 * work / budget, rel=1e-9)
 
 
@@ -171,7 +177,7 @@ def test_no_capacity_fix_when_the_other_hops_alone_miss_the_target() -> None:
     path = path_bound(_hops(3 * MS, 4 * MS, 3 * MS), target_s=3 * MS)
     assert path_capacity_fix(path, agg, 7, Model.HARKOUS) is None
     with pytest.raises(ValueError, match="no slice at priority 0"):
-        hop_capacity(agg, 0, MS, Model.HARKOUS)
+        hop_capacity(agg, 0, MS, Model.HARKOUS)  # best effort's level never has any
 
 
 @pytest.mark.parametrize("model", list(Model))
@@ -182,6 +188,7 @@ def test_no_capacity_fix_when_the_other_hops_alone_miss_the_target() -> None:
     others=st.floats(min_value=0.0, max_value=0.5),
     target=st.floats(min_value=1e-4, max_value=1.0),
     which=st.integers(min_value=0),
+    framing=st.sampled_from([STANDARD_FRAMING, Framing(1518, 24)]),
 )
 def test_the_capacity_fix_meets_the_path_keeps_the_link_and_is_least(
     model: Model,
@@ -190,6 +197,7 @@ def test_the_capacity_fix_meets_the_path_keeps_the_link_and_is_least(
     others: float,
     target: float,
     which: int,
+    framing: Framing,
 ) -> None:
     """At the fix the path meets its target and the link is admissible; 1 ppm less fails one."""
     slices = [s if s.delay_target_s > 0 else replace(s, delay_target_s=1.0) for s in slices]
@@ -198,14 +206,14 @@ def test_the_capacity_fix_meets_the_path_keeps_the_link_and_is_least(
     other = Hop(2, "other", others)
 
     def meets(c: float) -> bool:
-        levels = evaluate_levels(agg, c, model)
+        levels = evaluate_levels(agg, c, model, framing)
         fixed = Hop(1, "worst", hop_bound(levels, priority))
         return levels.admissible and path_bound([fixed, other], target).meets_target
 
-    worst = Hop(1, "worst", hop_bound(evaluate_levels(agg, capacity, model), priority))
+    worst = Hop(1, "worst", hop_bound(evaluate_levels(agg, capacity, model, framing), priority))
     if target <= others or (worst.bound_s is not None and worst.bound_s < others):
         return  # no budget, or the hop to fix is not the worst one
-    fix = path_capacity_fix(path_bound([worst, other], target), agg, priority, model)
+    fix = path_capacity_fix(path_bound([worst, other], target), agg, priority, model, framing)
     if fix is None:
         assert not meets(MAX_RATE_BPS)
         return

@@ -16,6 +16,7 @@ from sliceportal.domain import (
     min_capacity,
     slice_spec,
 )
+from sliceportal.domain.spec import STANDARD_FRAMING, Framing
 
 
 @st.composite
@@ -23,30 +24,42 @@ def specs(draw: st.DrawFn, name: str) -> SliceSpec:
     return SliceSpec(
         name=name,
         rate_bps=draw(st.floats(min_value=1e3, max_value=1e8)),
-        priority=draw(st.integers(min_value=0, max_value=7)),
+        priority=draw(st.integers(min_value=1, max_value=7)),
         burst_bytes=draw(st.floats(min_value=0.0, max_value=1e5)),
         delay_target_s=draw(st.one_of(st.just(0.01), st.floats(min_value=0.0, max_value=0.1))),
         max_packet_bytes=draw(st.sampled_from([64, 1500, 9000])),
     )
 
 
-def _assert_same(verdict: object, expected: list[SliceSpec], capacity: float, model: Model) -> None:
+def _assert_same(
+    verdict: object,
+    expected: list[SliceSpec],
+    capacity: float,
+    model: Model,
+    framing: Framing = STANDARD_FRAMING,
+) -> None:
     from sliceportal.domain import AdmissionVerdict
 
     assert isinstance(verdict, AdmissionVerdict)
-    full = analyze(expected, capacity, model)
+    full = analyze(expected, capacity, model, framing)
     assert verdict.admissible == full.admissible
     assert verdict.violations == full.violations  # bit-for-bit: same floats, same sentences
-    assert verdict.min_capacity_bps == min_capacity(expected, model)
+    assert verdict.min_capacity_bps == min_capacity(expected, model, framing)
 
 
 @settings(max_examples=100, deadline=None)
-@given(data=st.data(), model=st.sampled_from(list(Model)))
-def test_incremental_verdicts_equal_full_recomputation(data: st.DataObject, model: Model) -> None:
+@given(
+    data=st.data(),
+    model=st.sampled_from(list(Model)),
+    framing=st.sampled_from([Framing(), Framing(1518, 24), Framing(9018, 0)]),
+)
+def test_incremental_verdicts_equal_full_recomputation(
+    data: st.DataObject, model: Model, framing: Framing
+) -> None:
     initial = [data.draw(specs(f"s{i}")) for i in range(data.draw(st.integers(0, 12)))]
     total = sum(s.rate_bps for s in initial) or 1e6
     capacity = total * data.draw(st.floats(min_value=0.8, max_value=4.0))
-    state = LinkState(capacity, model, initial)
+    state = LinkState(capacity, model, initial, framing)
     mirror = list(initial)
     fresh = 0
     for _ in range(data.draw(st.integers(1, 15))):
@@ -66,7 +79,7 @@ def test_incremental_verdicts_equal_full_recomputation(data: st.DataObject, mode
             else:
                 expected = mirror[:index] + mirror[index + 1 :]
                 verdict = state.check_remove(old)
-        _assert_same(verdict, expected, capacity, model)
+        _assert_same(verdict, expected, capacity, model, framing)
         if data.draw(st.booleans()):
             if kind == "add":
                 state.add(spec)
@@ -77,9 +90,26 @@ def test_incremental_verdicts_equal_full_recomputation(data: st.DataObject, mode
             mirror = expected
         # The lazily built analysis is that of the link the check was about, even after changes.
         if data.draw(st.booleans()):
-            assert verdict.analysis.to_dict() == analyze(expected, capacity, model).to_dict()
+            expected_analysis = analyze(expected, capacity, model, framing)
+            assert verdict.analysis.to_dict() == expected_analysis.to_dict()
         assert list(state.specs()) == mirror
-    assert state.analysis().to_dict() == analyze(mirror, capacity, model).to_dict()
+    assert state.analysis().to_dict() == analyze(mirror, capacity, model, framing).to_dict()
+
+
+def test_a_link_state_defaults_to_netcalc_and_charges_its_framing() -> None:
+    state = LinkState(1e9, slices=[SliceSpec("voice", 100e6, 7, 1536.0, 1.0)])
+    assert state.model is Model.NETCALC
+    (bound,) = state.analysis().slices
+    assert bound.worst_case_delay_s == pytest.approx(8 * (1536 + 12.5 + 1518) / 1e9)
+    line_rate = LinkState(
+        1e9, slices=[SliceSpec("voice", 100e6, 7, 1536.0, 1.0)], framing=Framing(1518, 24)
+    )
+    (bound,) = line_rate.analysis().slices
+    assert bound.worst_case_delay_s == pytest.approx(8 * (1.4 * 1548.5 + 1542) / 1e9)
+    # 800 Mbit/s more fits the counted bytes, not the wire's 1.4 times as much.
+    more = SliceSpec("bulk", 800e6, 1, 0.0, 1.0)
+    assert state.check_add(more).admissible
+    assert not line_rate.check_add(more).admissible
 
 
 def test_check_add_reports_the_slices_a_new_slice_would_break() -> None:
@@ -92,7 +122,7 @@ def test_check_add_reports_the_slices_a_new_slice_would_break() -> None:
     assert verdict.plan is None
     assert len(state) == 3  # a check changes nothing
     assert state.check_add(
-        slice_spec("Tiny", 1e3, 0, burst_bytes=100, delay_target_s=0.1)
+        slice_spec("Tiny", 1e3, 1, burst_bytes=100, delay_target_s=0.1)
     ).admissible
 
 

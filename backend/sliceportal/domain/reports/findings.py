@@ -28,7 +28,7 @@ from sliceportal.domain.reports.document import (
 from sliceportal.domain.reports.growth import GrowthModel, growth_factor
 from sliceportal.domain.reports.headroom import HeadroomSearch, burst_cap
 from sliceportal.domain.reports.network import MeasuredSlice, Network, index_network
-from sliceportal.domain.spec import TOP_PRIORITY
+from sliceportal.domain.spec import SLICE_LEVELS, TOP_PRIORITY
 
 LOW_MARGIN = 0.10
 """Spare capacity under 10 % of a link is two months of 5 %-a-month growth, or one new slice."""
@@ -208,7 +208,7 @@ def fewest_moves(
     renaming is a small dynamic programme over (level of the plan, priority given to it).
     """
     levels = sorted(set(plan.values()), reverse=True)
-    labels = list(range(TOP_PRIORITY, TOP_PRIORITY - queues, -1))
+    labels = list(range(TOP_PRIORITY, TOP_PRIORITY - min(queues, SLICE_LEVELS), -1))
     stays = [
         [
             sum(1 for name, p in plan.items() if p == level and current[name] == label)

@@ -37,8 +37,11 @@ def link(
     queues: int = 8,
     mtu: int = 1500,
     switch: str = "s1",
+    frame_overhead: int = 0,
 ) -> NetworkLink:
-    return NetworkLink(link_id, f"{switch}/eth{link_id}", switch, capacity_bps, model, queues, mtu)
+    return NetworkLink(
+        link_id, f"{switch}/eth{link_id}", switch, capacity_bps, model, queues, mtu, frame_overhead
+    )
 
 
 def paper_network(
@@ -126,7 +129,7 @@ class Oracle:
         return specs
 
     def _analyze(self, item: NetworkLink, model: Model | None = None) -> LinkAnalysis:
-        return analyze(self.specs(item.id), item.capacity_bps, model or item.model)
+        return analyze(self.specs(item.id), item.capacity_bps, model or item.model, item.framing)
 
     def hop_bound(self, link_id: int, name: str, model: Model | None = None) -> float | None:
         analysis = (
@@ -190,8 +193,9 @@ def networks(draw: st.DrawFn, max_links: int = 3, max_slices: int = 6) -> Networ
             f"s{i % 2 + 1}",
             draw(st.floats(min_value=1e7, max_value=1e9)),
             draw(st.sampled_from(list(Model))),
-            draw(st.integers(min_value=1, max_value=8)),
+            draw(st.integers(min_value=2, max_value=8)),  # best effort keeps one queue
             draw(st.sampled_from([64, 1500, 9000])),
+            draw(st.sampled_from([0, 24])),  # capacity as counted frames, or as the line rate
         )
         for i in range(link_count)
     )
@@ -209,7 +213,7 @@ def networks(draw: st.DrawFn, max_links: int = 3, max_slices: int = 6) -> Networ
                 draw(st.sampled_from([0.0, 0.001, 0.005, 0.02])),
                 target,
                 draw(st.one_of(st.none(), st.floats(min_value=1e-4, max_value=0.3))),
-                draw(st.integers(min_value=0, max_value=7)),
+                draw(st.integers(min_value=1, max_value=7)),
                 draw(st.one_of(st.none(), st.integers(min_value=64, max_value=9000))),
                 tuple(path[:hops]),
             )
@@ -237,7 +241,7 @@ def big_network(slices: int = 1000, links: int = 20, *, seed: int = 7) -> Networ
                 rnd.choice([0.0005, 0.001, 0.002]),
                 target,
                 target * hops * 0.8 if rnd.random() < 0.5 else None,
-                rnd.randint(0, 7),
+                rnd.randint(1, 7),
                 None,
                 tuple(rnd.sample(range(1, links + 1), hops)),
             )

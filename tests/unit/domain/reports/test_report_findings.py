@@ -30,6 +30,7 @@ from sliceportal.domain.reports import (
     growth_factor,
 )
 from sliceportal.domain.reports.findings import fewest_moves
+from sliceportal.domain.spec import Framing
 
 
 def _findings(document: dict[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -79,9 +80,66 @@ def test_moves_that_would_break_another_link_are_not_recommended() -> None:
 
 def test_moves_rename_plan_levels_to_keep_slices_where_they_are() -> None:
     plan = {"a": 7, "b": 6, "c": 6}
-    assert fewest_moves(plan, {"a": 3, "b": 1, "c": 5}, 8) == {"a": 3, "b": 1, "c": 1}
+    assert fewest_moves(plan, {"a": 3, "b": 1, "c": 5}, 7) == {"a": 3, "b": 1, "c": 1}
     assert fewest_moves(plan, {"a": 3, "b": 1, "c": 5}, 2) == plan
-    assert fewest_moves({"a": 7}, {"a": 0}, 8) == {"a": 0}
+    assert fewest_moves({"a": 7}, {"a": 1}, 7) == {"a": 1}
+    # Seven slice levels at most: the lowest name a plan level gets is 1, never best effort's 0.
+    seven = {f"s{k}": 7 - k for k in range(7)}
+    assert fewest_moves(seven, dict.fromkeys(seven, 1), 7) == seven
+
+
+@pytest.mark.parametrize("queues", [1, 9])
+def test_a_link_needs_two_to_eight_queues(queues: int) -> None:
+    network = paper_network((7, 6, 5))
+    bad = Network((replace(network.links[0], queue_count=queues),), network.slices)
+    with pytest.raises(
+        SpecError, match=r"^links\[0\]\.queue_count: must be an integer from 2 to 8"
+    ):
+        whole_report(bad)
+
+
+@pytest.mark.parametrize("overhead", [-1, 65])
+def test_a_frame_overhead_is_0_to_64_bytes(overhead: int) -> None:
+    network = paper_network((7, 6, 5))
+    bad = Network((replace(network.links[0], frame_overhead_bytes=overhead),), network.slices)
+    with pytest.raises(SpecError, match=r"^links\[0\]\.frame_overhead_bytes: must be an integer"):
+        whole_report(bad)
+
+
+def test_a_links_slices_get_one_level_fewer_than_its_queues() -> None:
+    assert [link(1, MBPS, queues=q).slice_levels for q in range(2, 9)] == [1, 2, 3, 4, 5, 6, 7]
+    assert link(1, MBPS, mtu=9000, frame_overhead=24).framing == Framing(9018, 24)
+    slices = paper_network((7, 6, 5)).slices
+    # Two queues: best effort and one level, so the best plan is all slices at the top.
+    two = _links_doc(Network((link(1, 500 * MBPS, queues=2),), slices))
+    for model in Model:
+        best = two["min_capacity_bps"]["best_plan"][model.value]
+        assert set(best["priorities"].values()) == {7}
+        assert best["capacity_bps"] == two["min_capacity_bps"]["one_level"][model.value]
+    # Three queues: two levels, enough for the paper's case C (329.4 Mbit/s under harkous).
+    three = _links_doc(Network((link(1, 500 * MBPS, queues=3),), slices))
+    best = three["min_capacity_bps"]["best_plan"]["harkous"]
+    assert best["priorities"] == {"DC": 7, "Enterprise": 7, "Peering": 6}
+    assert best["capacity_bps"] / MBPS == pytest.approx(329.4, abs=0.1)
+
+
+def test_a_line_rate_link_is_analysed_with_its_frame_overhead() -> None:
+    slices = paper_network((7, 6, 5)).slices
+    network = Network((link(1, 500 * MBPS, Model.NETCALC, frame_overhead=24),), slices)
+    row = _links_doc(network)["slices"][0]
+    # DC on top: 1.4 × (its burst + one tick of 48 Mbit/s), a 1518-byte frame + 24 below it.
+    assert row["bound_s"]["netcalc"] == pytest.approx(8 * (1.4 * 120_006 + 1542) / 500e6)
+    assert row["bound_s"]["harkous"] == pytest.approx(8 * 120_000 / 500e6)  # no framing
+    specs = Oracle(network).specs(1)
+    framing = network.links[0].framing
+    caps = _links_doc(network)["min_capacity_bps"]
+    assert caps["current"]["netcalc"] == min_capacity(specs, Model.NETCALC, framing)
+    assert caps["current"]["netcalc"] > min_capacity(specs, Model.NETCALC)
+
+
+def _links_doc(network: Network) -> dict[str, Any]:
+    [item] = validated(whole_report(network))["links"]
+    return dict(item)
 
 
 def test_a_missed_end_to_end_target_raises_the_worst_hop_just_enough() -> None:
@@ -133,9 +191,8 @@ def test_growth_warns_with_the_month_and_the_capacity_for_the_horizon() -> None:
     assert growth["months_until_inadmissible"] == 9
     assert growth_factor(5.0, 8) < growth["rate_factor_limit"] < growth_factor(5.0, 9)
     grown = scaled(network, growth_factor(5.0, 24))
-    assert growth["capacity_at_horizon_bps"] == pytest.approx(
-        min_capacity(Oracle(grown).specs(1)), rel=1e-9
-    )
+    needed = min_capacity(Oracle(grown).specs(1), Model.HARKOUS)  # the link's model
+    assert growth["capacity_at_horizon_bps"] == pytest.approx(needed, rel=1e-9)
     [warning] = [f for f in document["findings"] if "stops admitting" in f["finding"]]
     assert warning["severity"] == "warning"
     assert warning["action"]["capacity_bps"] == growth["capacity_at_horizon_bps"]

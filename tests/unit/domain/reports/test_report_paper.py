@@ -47,9 +47,12 @@ def _mbps(value: float | None) -> float:
 def test_case_a_one_level_dc_within_5_ms_needs_1656_mbps() -> None:
     document = validated(whole_report(paper_network((7, 7, 7), dc_target_s=0.005)))
     caps = _link(document)["min_capacity_bps"]
-    for model in ("harkous", "netcalc"):
-        assert _mbps(caps["current"][model]) == pytest.approx(1656.0, abs=0.1)
-        assert _mbps(caps["one_level"][model]) == pytest.approx(1656.0, abs=0.1)
+    # netcalc: each rate's microsecond tick (37.5 bytes in all) and best effort's 1518-byte
+    # frame on top of the 1.035 MB of bursts that harkous charges.
+    expected = {"harkous": 1656.0, "netcalc": 8 * (1_035_037.5 + 1518) / 0.005 / MBPS}
+    for model, mbps in expected.items():
+        assert _mbps(caps["current"][model]) == pytest.approx(mbps, abs=0.01)
+        assert _mbps(caps["one_level"][model]) == pytest.approx(mbps, abs=0.01)
 
 
 @pytest.mark.parametrize(("case", "expected_mbps"), [("B", 870.7), ("C", 329.4), ("D", 330.0)])
@@ -107,7 +110,7 @@ def test_best_plan_is_feasible_there_and_proven_infeasible_just_below(model: Mod
         for s in specs
     ]
     assert analyze(replanned, capacity, model).admissible
-    below = plan_priorities(specs, capacity * (1 - 2e-6), 8, model)
+    below = plan_priorities(specs, capacity * (1 - 2e-6), 7, model)  # 8 queues: 7 for slices
     assert not below.feasible and below.exhaustive
 
 

@@ -177,16 +177,22 @@ def test_best_plan_fits_at_its_capacity_and_nothing_fits_just_below_when_exhaust
                 assert best["priorities"] is None
                 continue
             planned = [replace(s, priority=best["priorities"][s.name]) for s in specs]
-            assert len(set(best["priorities"].values())) <= declared_link.queue_count
-            assert analyze(planned, capacity, model).admissible
+            # Best effort keeps one of the link's queues: slices get one fewer level.
+            levels = declared_link.slice_levels
+            assert levels == declared_link.queue_count - 1
+            assert len(set(best["priorities"].values())) <= levels
+            assert min(best["priorities"].values()) >= 1  # never best effort's level
+            framing = declared_link.framing
+            assert analyze(planned, capacity, model, framing).admissible
             current = item["min_capacity_bps"]["current"][model.value]
-            if len({s.priority for s in specs}) > declared_link.queue_count:
-                current = None  # today's priorities need more queues than the link has
+            if len({s.priority for s in specs}) > levels:
+                current = None  # today's priorities need more levels than the link has
             one_level = item["min_capacity_bps"]["one_level"][model.value]
             assert capacity <= min(c for c in (current, one_level, MAX_RATE_BPS) if c is not None)
-            if best["exhaustive"] and capacity > sum(s.rate_bps for s in specs):
+            wire = framing.rate_factor if model is Model.NETCALC else 1.0
+            if best["exhaustive"] and capacity > wire * sum(s.rate_bps for s in specs):
                 below = plan_priorities(
-                    specs, capacity * (1 - 2e-6), declared_link.queue_count, model
+                    specs, capacity * (1 - 2e-6), levels, model, framing=framing
                 )
                 assert not below.feasible
 
@@ -223,7 +229,10 @@ def test_capacity_at_the_horizon_admits_the_grown_slices(network: Network) -> No
     document = _report(network, growth_percent_per_month=percent, horizon_months=horizon)
     grown = scaled(network, growth_factor(percent, horizon))
     upgraded = {
-        item.id: max(item.capacity_bps, min_capacity(Oracle(grown).specs(item.id), item.model) or 0)
+        item.id: max(
+            item.capacity_bps,
+            min_capacity(Oracle(grown).specs(item.id), item.model, item.framing) or 0,
+        )
         for item in network.links
     }
     for declared_link, item in zip(network.links, document["links"], strict=True):
