@@ -1,4 +1,7 @@
-"""Admission on create/update, with the paper's reference slices (Harkous et al., case C)."""
+"""Admission on create/update, with the paper's reference slices (Harkous et al., case C).
+
+The paper's figures are its own model's (harkous), so the links of those tests use it; the
+default, netcalc, is the sound bound and needs a little more capacity for the same slices."""
 
 from __future__ import annotations
 
@@ -14,6 +17,9 @@ DC = {"rate_bps": 48 * MBIT, "burst_limit_s": 0.02}
 ENTERPRISE = {"rate_bps": 12 * MBIT, "burst_limit_s": 0.01}
 PEERING = {"rate_bps": 240 * MBIT, "burst_limit_s": 0.03}
 CASE_C_MIN_CAPACITY = 329.4 * MBIT
+CASE_C_MIN_CAPACITY_NETCALC = 336.4 * MBIT
+"""netcalc at the link's largest frame (1518 bytes of a 1500-byte MTU) blocking each level."""
+PAPER_MODEL = {"model": "harkous"}
 
 
 def paper_slice(link: dict[str, Any], params: dict[str, float], priority: int) -> dict[str, Any]:
@@ -21,7 +27,7 @@ def paper_slice(link: dict[str, Any], params: dict[str, float], priority: int) -
 
 
 def test_case_c_admitted(client: TestClient, operator_headers: Headers) -> None:
-    link = create_link(client, operator_headers, capacity_bps=330 * MBIT)
+    link = create_link(client, operator_headers, capacity_bps=330 * MBIT, **PAPER_MODEL)
     for params, priority in ((DC, 7), (ENTERPRISE, 7), (PEERING, 6)):
         create(client, "slices", operator_headers, paper_slice(link, params, priority))
     analysis = client.get(f"/api/v1/links/{link['id']}/analysis", headers=operator_headers)
@@ -36,12 +42,34 @@ def test_case_c_admitted(client: TestClient, operator_headers: Headers) -> None:
         headers=operator_headers,
     )
     assert netcalc.json()["model"] == "netcalc"
+    assert netcalc.json()["admissible"] is False  # harkous is not an upper bound
+
+
+def test_case_c_under_the_default_model_needs_the_sound_capacity(
+    client: TestClient, operator_headers: Headers
+) -> None:
+    link = create_link(client, operator_headers, capacity_bps=330 * MBIT)
+    assert link["model"] == "netcalc"
+    create(client, "slices", operator_headers, paper_slice(link, DC, 7))
+    create(client, "slices", operator_headers, paper_slice(link, ENTERPRISE, 7))
+    peering = paper_slice(link, PEERING, 6)
+    response = client.post("/api/v1/slices", json=peering, headers=operator_headers)
+    assert response.status_code == 409
+    (capacity,) = [f for f in response.json()["fixes"] if f["kind"] == "capacity"]
+    assert capacity["capacity_bps"] == pytest.approx(CASE_C_MIN_CAPACITY_NETCALC, rel=1e-3)
+    patched = client.patch(
+        f"/api/v1/links/{link['id']}",
+        json={"capacity_bps": capacity["capacity_bps"]},
+        headers=operator_headers,
+    )
+    assert patched.status_code == 200, patched.text
+    create(client, "slices", operator_headers, peering)
 
 
 def test_create_slice_rejected_then_fits_with_suggested_capacity(
     client: TestClient, operator_headers: Headers
 ) -> None:
-    link = create_link(client, operator_headers, capacity_bps=329 * MBIT)
+    link = create_link(client, operator_headers, capacity_bps=329 * MBIT, **PAPER_MODEL)
     create(client, "slices", operator_headers, paper_slice(link, DC, 7))
     create(client, "slices", operator_headers, paper_slice(link, ENTERPRISE, 7))
     peering = paper_slice(link, PEERING, 6)
@@ -82,7 +110,7 @@ def test_create_slice_rejected_then_fits_with_suggested_capacity(
 def test_create_slice_rejected_then_fits_with_priority_plan(
     client: TestClient, operator_headers: Headers
 ) -> None:
-    link = create_link(client, operator_headers, capacity_bps=330 * MBIT)
+    link = create_link(client, operator_headers, capacity_bps=330 * MBIT, **PAPER_MODEL)
     names = {}
     for key, params in (("dc", DC), ("ent", ENTERPRISE)):
         names[key] = create(client, "slices", operator_headers, paper_slice(link, params, 7))[
@@ -107,7 +135,7 @@ def test_create_slice_rejected_then_fits_with_priority_plan(
 
 
 def test_update_slice_rejected(client: TestClient, operator_headers: Headers) -> None:
-    link = create_link(client, operator_headers, capacity_bps=330 * MBIT)
+    link = create_link(client, operator_headers, capacity_bps=330 * MBIT, **PAPER_MODEL)
     create(client, "slices", operator_headers, paper_slice(link, DC, 7))
     create(client, "slices", operator_headers, paper_slice(link, ENTERPRISE, 7))
     peering = create(client, "slices", operator_headers, paper_slice(link, PEERING, 6))
@@ -127,7 +155,7 @@ def test_update_slice_rejected(client: TestClient, operator_headers: Headers) ->
 def test_update_link_capacity_breaking_slices(
     client: TestClient, operator_headers: Headers
 ) -> None:
-    link = create_link(client, operator_headers, capacity_bps=330 * MBIT)
+    link = create_link(client, operator_headers, capacity_bps=330 * MBIT, **PAPER_MODEL)
     for params, priority in ((DC, 7), (ENTERPRISE, 7), (PEERING, 6)):
         create(client, "slices", operator_headers, paper_slice(link, params, priority))
     url = f"/api/v1/links/{link['id']}"
@@ -148,7 +176,8 @@ def test_update_link_capacity_breaking_slices(
 def test_priority_levels_limited_by_queue_count(
     client: TestClient, operator_headers: Headers
 ) -> None:
-    link = create_link(client, operator_headers, queue_count=2)
+    """Best effort keeps one queue: a link with n queues carries n - 1 slice levels."""
+    link = create_link(client, operator_headers, queue_count=3)
     create(client, "slices", operator_headers, slice_body([link["id"]], priority=7))
     create(client, "slices", operator_headers, slice_body([link["id"]], priority=3))
     create(client, "slices", operator_headers, slice_body([link["id"]], priority=3))
@@ -157,11 +186,17 @@ def test_priority_levels_limited_by_queue_count(
     )
     assert response.status_code == 409
     assert response.json()["field"] == "body.priority"
+    assert "one of them best effort's" in response.json()["detail"]
     fewer = client.patch(
-        f"/api/v1/links/{link['id']}", json={"queue_count": 1}, headers=operator_headers
+        f"/api/v1/links/{link['id']}", json={"queue_count": 2}, headers=operator_headers
     )
     assert fewer.status_code == 409
     assert fewer.json()["field"] == "body.queue_count"
+    one = client.patch(
+        f"/api/v1/links/{link['id']}", json={"queue_count": 1}, headers=operator_headers
+    )
+    assert one.status_code == 422
+    assert one.json()["field"] == "body.queue_count"
 
 
 def test_rates_over_capacity(client: TestClient, operator_headers: Headers) -> None:

@@ -34,11 +34,26 @@ def case(
 
 
 def test_bounds(client: TestClient, viewer_headers: Headers) -> None:
-    response = client.post("/api/v1/analysis/bounds", json=case((7, 7, 6)), headers=viewer_headers)
+    """netcalc by default, the sound bound: case C needs a little more than the paper's 330
+    Mbit/s there, which the paper's own (harkous) equations admit."""
+    document = case((7, 7, 6))
+    response = client.post("/api/v1/analysis/bounds", json=document, headers=viewer_headers)
+    assert response.status_code == 200
+    assert (response.json()["model"], response.json()["admissible"]) == ("netcalc", False)
+    response = client.post(
+        "/api/v1/analysis/bounds",
+        params={"model": "harkous"},
+        json=document,
+        headers=viewer_headers,
+    )
+    assert (response.json()["model"], response.json()["admissible"]) == ("harkous", True)
+    response = client.post(
+        "/api/v1/analysis/bounds", json=case((7, 7, 6), 340 * MBIT), headers=viewer_headers
+    )
     assert response.status_code == 200
     document = response.json()
     assert document["admissible"] is True
-    assert document["model"] == "harkous"
+    assert document["model"] == "netcalc"
     assert [s["name"] for s in document["slices"]] == ["DC", "Enterprise", "Peering"]
     assert set(document["slices"][0]) == {
         "name",
@@ -70,13 +85,47 @@ def test_priority_plan(client: TestClient, viewer_headers: Headers) -> None:
     response = client.post(
         "/api/v1/analysis/priority-plan",
         params={"levels": 2},
-        json=case((7, 7, 7)),
+        json=case((7, 7, 7), 340 * MBIT),
         headers=viewer_headers,
     )
     assert response.status_code == 200
     plan = response.json()
+    assert plan["model"] == "netcalc"
     assert plan["feasible"] is True
     assert plan["priorities"] == {"DC": 7, "Enterprise": 7, "Peering": 6}
+
+
+def test_priority_plan_levels_are_the_slices_levels(
+    client: TestClient, viewer_headers: Headers
+) -> None:
+    """Slices may use 7 levels (1 to 7): best effort keeps priority 0."""
+    response = client.post(
+        "/api/v1/analysis/priority-plan",
+        params={"levels": 8},
+        json=case((7, 7, 7), 340 * MBIT),
+        headers=viewer_headers,
+    )
+    assert response.status_code == 422
+    assert response.json()["field"] == "query.levels"
+
+
+def test_a_line_rate_capacity_changes_the_bound(
+    client: TestClient, viewer_headers: Headers
+) -> None:
+    """frame_overhead_bytes 24: the capacity is the line rate, every frame costs 24 bytes more
+    on the wire, so the same capacity carries less and the bounds grow."""
+    bounds = {}
+    for overhead in (0, 24):
+        response = client.post(
+            "/api/v1/analysis/bounds",
+            json=case((7, 7, 6), 340 * MBIT) | {"frame_overhead_bytes": overhead},
+            headers=viewer_headers,
+        )
+        assert response.status_code == 200, response.text
+        bounds[overhead] = response.json()
+    assert bounds[0]["admissible"] is True and bounds[24]["admissible"] is False
+    dc = [bounds[overhead]["slices"][0]["worst_case_delay_s"] for overhead in (0, 24)]
+    assert dc[1] > dc[0]
 
 
 def test_curves(client: TestClient, viewer_headers: Headers) -> None:
@@ -111,6 +160,35 @@ def test_curves(client: TestClient, viewer_headers: Headers) -> None:
                 "slices": [{"name": "a", "rate_bps": 1, "priority": 9, "burst_limit_s": 0.1}],
             },
             "body.slices[0].priority",
+        ),
+        (
+            "bounds",
+            {
+                "capacity_bps": 1e9,
+                "slices": [{"name": "a", "rate_bps": 1, "priority": 0, "burst_limit_s": 0.1}],
+            },
+            "body.slices[0].priority",
+        ),
+        (
+            "bounds",
+            {
+                "capacity_bps": 1e9,
+                "slices": [
+                    {
+                        "name": "a",
+                        "rate_bps": 8,
+                        "priority": 1,
+                        "burst_limit_s": 0.1,
+                        "burst_bytes": 2,
+                    }
+                ],
+            },
+            "body.slices[0].burst_bytes",
+        ),
+        (
+            "bounds",
+            {"capacity_bps": 1e9, "frame_overhead_bytes": -1, "slices": []},
+            "body.frame_overhead_bytes",
         ),
         ("min-capacity", {"slices": []}, "body.slices"),
         ("priority-plan", {"capacity_bps": 1e9, "slices": [], "extra": 1}, "body.extra"),

@@ -70,9 +70,9 @@ def test_concurrent_creations_never_overcommit(
 
 E2E_CAPACITY = 100 * MBIT
 E2E_FITTING = 3
-"""The target slice (1 Mbit/s, 10 ms bursts: 0.1 ms per hop) crosses two links and may take
-0.2 ms + 3.5 × 0.3 ms end to end: three more 3 Mbit/s slices with 10 ms bursts at its priority
-fit in all, whichever of its two links they are on."""
+"""On harkous links (Σ bursts / C): the target slice (1 Mbit/s, 10 ms bursts: 0.1 ms per hop)
+crosses two links and may take 0.2 ms + 3.5 × 0.3 ms end to end: three more 3 Mbit/s slices
+with 10 ms bursts at its priority fit in all, whichever of its two links they are on."""
 E2E_TARGET_S = 0.2e-3 + (E2E_FITTING + 0.5) * 0.3e-3
 RACE_WINDOW_S = 0.02
 
@@ -109,8 +109,8 @@ def test_concurrent_creations_on_two_links_never_overcommit_a_path(
         return loads
 
     monkeypatch.setattr(admission, "read_loads", slow_read_loads)
-    first = create_link(client, operator_headers, capacity_bps=E2E_CAPACITY)
-    second = create_link(client, operator_headers, capacity_bps=E2E_CAPACITY)
+    first = create_link(client, operator_headers, capacity_bps=E2E_CAPACITY, model="harkous")
+    second = create_link(client, operator_headers, capacity_bps=E2E_CAPACITY, model="harkous")
     body = slice_body(
         [first["id"], second["id"]],
         rate_bps=1 * MBIT,

@@ -23,8 +23,8 @@ MS = 1e-3
 @pytest.fixture
 def path(client: TestClient, operator_headers: Headers) -> tuple[dict[str, Any], dict[str, Any]]:
     """A slow link (100 Mbit/s) and a fast one (1 Gbit/s)."""
-    slow = create_link(client, operator_headers, capacity_bps=100 * MBIT)
-    fast = create_link(client, operator_headers, capacity_bps=1000 * MBIT)
+    slow = create_link(client, operator_headers, capacity_bps=100 * MBIT, model="harkous")
+    fast = create_link(client, operator_headers, capacity_bps=1000 * MBIT, model="harkous")
     return slow, fast
 
 
@@ -202,7 +202,8 @@ def test_updating_the_target_itself(
 
 
 LOCK_WITHOUT_PATHS = """
-SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, switch_id FROM links
+SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, frame_overhead_bytes, switch_id
+FROM links
 WHERE id = ANY(%(links)s) ORDER BY id FOR UPDATE OF links
 """
 """The link locks as if the slices with an end-to-end target had been read before one more

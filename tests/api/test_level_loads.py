@@ -117,7 +117,7 @@ def test_creations_and_changes_that_fit_read_no_slices(
     first, second = (create_link(client, operator_headers)["id"] for _ in range(2))
     made = [
         create(client, "slices", operator_headers, slice_body([first], priority=priority))
-        for priority in range(8)
+        for priority in range(1, 8)
     ]
 
     def refuse(*args: object, **kwargs: object) -> None:
@@ -126,7 +126,7 @@ def test_creations_and_changes_that_fit_read_no_slices(
     monkeypatch.setattr(admission, "read_loads", refuse)
     create(client, "slices", operator_headers, slice_body([first], priority=3))
     for slice_id, body in (
-        (made[0]["id"], {"rate_bps": 20 * MBIT, "priority": 1}),
+        (made[0]["id"], {"rate_bps": 20 * MBIT, "priority": 2}),
         (made[1]["id"], {"link_ids": [first, second], "e2e_delay_target_s": 0.05}),
         (made[2]["id"], {"link_ids": [second], "max_packet_bytes": 9000}),
     ):
@@ -153,8 +153,8 @@ def test_a_change_that_does_not_fit_is_refused_by_the_full_analysis(
 def test_a_creation_on_its_target_exactly_is_decided_by_the_full_analysis(
     client: TestClient, operator_headers: Headers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """8·(B1 + B2)/C is the target to the bit: admitted, by the full analysis."""
-    link = create_link(client, operator_headers, capacity_bps=1 * MBIT)
+    """8·(B1 + B2)/C is the target to the bit under harkous: admitted, by the full analysis."""
+    link = create_link(client, operator_headers, capacity_bps=1 * MBIT, model="harkous")
     body = {"rate_bps": 0.25 * MBIT, "burst_limit_s": 0.02, "delay_target_s": 0.01}
     create(client, "slices", operator_headers, slice_body([link["id"]], **body))
     full_reads = []

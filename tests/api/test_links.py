@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from utils.factories import MBIT, create, link_body, switch_body, unique
+from utils.factories import MBIT, create, link_body, slice_body, switch_body, unique
 
 URL = "/api/v1/links"
 Headers = dict[str, str]
@@ -12,8 +12,9 @@ def test_create_link_defaults(client: TestClient, operator_headers: Headers) -> 
     switch = create(client, "switches", operator_headers, switch_body())
     created = create(client, "links", operator_headers, link_body(switch["id"]))
     assert created["queue_count"] == 8
-    assert created["model"] == "harkous"
+    assert created["model"] == "netcalc"  # the sound bound
     assert created["mtu_bytes"] == 1500
+    assert created["frame_overhead_bytes"] == 0  # the capacity counts frame bytes
 
 
 def test_create_link_unknown_switch(client: TestClient, operator_headers: Headers) -> None:
@@ -28,6 +29,9 @@ def test_create_link_invalid(client: TestClient, operator_headers: Headers) -> N
         ({"port": 512}, "body.port"),
         ({"capacity_bps": 0}, "body.capacity_bps"),
         ({"queue_count": 9}, "body.queue_count"),
+        ({"queue_count": 1}, "body.queue_count"),  # best effort keeps one queue
+        ({"frame_overhead_bytes": 65}, "body.frame_overhead_bytes"),
+        ({"frame_overhead_bytes": -1}, "body.frame_overhead_bytes"),
         ({"model": "magic"}, "body.model"),
     ):
         response = client.post(
@@ -93,3 +97,57 @@ def test_delete_link(client: TestClient, operator_headers: Headers) -> None:
 
 def test_read_link_analysis_not_found(client: TestClient, viewer_headers: Headers) -> None:
     assert client.get(f"{URL}/999999999/analysis", headers=viewer_headers).status_code == 404
+
+
+def test_frame_overhead_round_trips_and_changes_the_bound(
+    client: TestClient, operator_headers: Headers
+) -> None:
+    """24 bytes of overhead: the capacity is the line rate, so each frame costs 24 bytes more
+    on the wire and the same slices get larger bounds."""
+    switch = create(client, "switches", operator_headers, switch_body())
+    link = create(
+        client,
+        "links",
+        operator_headers,
+        link_body(switch["id"], capacity_bps=100 * MBIT, frame_overhead_bytes=24),
+    )
+    assert link["frame_overhead_bytes"] == 24
+    url = f"{URL}/{link['id']}"
+    assert client.get(url, headers=operator_headers).json()["frame_overhead_bytes"] == 24
+    body = slice_body([link["id"]], rate_bps=10 * MBIT, burst_limit_s=0.01, delay_target_s=0.05)
+    create(client, "slices", operator_headers, body)
+
+    def bound() -> float:
+        analysis = client.get(f"{url}/analysis", headers=operator_headers).json()
+        value: float = analysis["slices"][0]["worst_case_delay_s"]
+        return value
+
+    line_rate = bound()
+    patched = client.patch(url, json={"frame_overhead_bytes": 0}, headers=operator_headers)
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["frame_overhead_bytes"] == 0
+    assert bound() < line_rate
+    entries = client.get(
+        "/api/v1/changes",
+        params={"entity_type": "link", "entity_id": link["id"]},
+        headers=operator_headers,
+    ).json()["data"]
+    assert entries[0]["before"]["frame_overhead_bytes"] == 24
+    assert entries[0]["after"]["frame_overhead_bytes"] == 0
+
+
+def test_a_frame_overhead_the_slices_do_not_fit_is_refused(
+    client: TestClient, operator_headers: Headers
+) -> None:
+    """The overhead is one of the fields admission re-checks on a link change."""
+    switch = create(client, "switches", operator_headers, switch_body())
+    link = create(
+        client, "links", operator_headers, link_body(switch["id"], capacity_bps=100 * MBIT)
+    )
+    body = slice_body([link["id"]], rate_bps=90 * MBIT, burst_limit_s=0.001, delay_target_s=1)
+    create(client, "slices", operator_headers, body)
+    url = f"{URL}/{link['id']}"
+    response = client.patch(url, json={"frame_overhead_bytes": 24}, headers=operator_headers)
+    assert response.status_code == 409, response.text
+    assert response.json()["type"].endswith("/admission-rejected")
+    assert client.get(url, headers=operator_headers).json()["frame_overhead_bytes"] == 0

@@ -58,6 +58,49 @@ def test_create_slice_burst_bytes(
     assert created["delay_target_s"] == 0.05
 
 
+def test_burst_bytes_with_a_burst_limit_that_agrees(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    """10 Mbit/s for 10 ms is 12,500 bytes: giving both is fine when they say the same."""
+    body = slice_body([link["id"]], burst_limit_s=0.01, burst_bytes=12_500)
+    created = create(client, "slices", operator_headers, body)
+    assert (created["burst_limit_s"], created["burst_bytes"]) == (0.01, 12_500)
+
+
+def assert_burst_conflict(response: Response) -> None:
+    """422 naming both fields: neither is wrong alone."""
+    assert response.status_code == 422, response.text
+    problem = response.json()
+    assert problem["type"].endswith("/validation-error")
+    assert problem["field"] == "body.burst_bytes"
+    assert [error["field"] for error in problem["errors"]] == [
+        "body.burst_bytes",
+        "body.burst_limit_s",
+    ]
+    assert "burst_bytes" in problem["detail"] and "burst_limit_s" in problem["detail"]
+
+
+def test_burst_bytes_that_disagree_with_the_burst_limit(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    body = slice_body([link["id"]], burst_limit_s=0.01, burst_bytes=25_000)
+    assert_burst_conflict(client.post(URL, json=body, headers=operator_headers))
+    created = create(client, "slices", operator_headers, slice_body([link["id"]]))
+    response = client.patch(
+        f"{URL}/{created['id']}",
+        json={"burst_limit_s": 0.02, "burst_bytes": 12_500},
+        headers=operator_headers,
+    )
+    assert_burst_conflict(response)
+    agreeing = client.patch(
+        f"{URL}/{created['id']}",
+        json={"rate_bps": 5 * MBIT, "burst_limit_s": 0.02, "burst_bytes": 12_500},
+        headers=operator_headers,
+    )
+    assert agreeing.status_code == 200, agreeing.text
+    assert agreeing.json()["burst_limit_s"] == 0.02
+
+
 def test_create_slice_dp_sids_lowest_free(
     client: TestClient, operator_headers: Headers, link: dict[str, Any]
 ) -> None:
@@ -114,6 +157,7 @@ def test_create_slice_across_switches(client: TestClient, operator_headers: Head
     [
         ({"rate_bps": -1}, "body.rate_bps"),
         ({"priority": 9}, "body.priority"),
+        ({"priority": 0}, "body.priority"),  # best effort's
         ({"ipv4_prefixes": ["10.0.0.0/33"]}, "body.ipv4_prefixes.0"),
         ({"ipv4_prefixes": ["10.0.0.1/24"]}, "body.ipv4_prefixes.0"),
         ({"vlan_id": 5000}, "body.vlan_id"),
@@ -308,7 +352,7 @@ def every_dp_sid_held(db: sessionmaker[Session], switch_id: int) -> Iterator[Non
         session.execute(
             text(
                 "WITH made AS (INSERT INTO slices (name, vlan_id, rate_bps, burst_limit_s, "
-                "delay_target_s, priority) SELECT :prefix || n, 10, 1, 0.01, 0.01, 0 "
+                "delay_target_s, priority) SELECT :prefix || n, 10, 1, 0.01, 0.01, 1 "
                 "FROM generate_series(1, :count) AS n RETURNING id), "
                 "slas AS (INSERT INTO slice_slas (slice_id) SELECT id FROM made) "
                 "INSERT INTO slice_switches (slice_id, switch_id, dp_sid) "

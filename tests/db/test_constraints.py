@@ -73,6 +73,7 @@ def test_switch_names_unique(session: Session) -> None:
         ({"rate_bps": 0}, "ck_slices_rate_positive"),
         ({"rate_bps": -5}, "ck_slices_rate_positive"),
         ({"priority": 8}, "ck_slices_priority_range"),
+        ({"priority": 0}, "ck_slices_priority_range"),  # best effort's
         ({"vlan_id": 4095}, "ck_slices_vlan_id_range"),
         ({"vlan_id": None}, "ck_slices_has_match"),
         ({"scheme": "ecn_step"}, "ck_slices_threshold_iff_ecn"),
@@ -139,6 +140,25 @@ def test_link_checks(session: Session) -> None:
     session.add(Link(switch_id=switch.id, name="x", port=1, capacity_bps=1, queue_count=9))
     with pytest.raises(IntegrityError, match="ck_links_queue_count_range"):
         session.flush()
+    session.rollback()
+    switch = new_switch(session)
+    session.add(Link(switch_id=switch.id, name="x", port=1, capacity_bps=1, queue_count=1))
+    with pytest.raises(IntegrityError, match="ck_links_queue_count_range"):  # best effort's
+        session.flush()
+    session.rollback()
+    switch = new_switch(session)
+    session.add(
+        Link(switch_id=switch.id, name="x", port=1, capacity_bps=1, frame_overhead_bytes=65)
+    )
+    with pytest.raises(IntegrityError, match="ck_links_frame_overhead_range"):
+        session.flush()
+
+
+def test_link_defaults(session: Session) -> None:
+    """netcalc, the sound bound, and a capacity counting frame bytes as the data plane does."""
+    link = new_link(session, new_switch(session))
+    session.refresh(link)
+    assert (link.model, link.frame_overhead_bytes, link.queue_count) == ("netcalc", 0, 8)
 
 
 def test_sla_checks(session: Session) -> None:

@@ -1,14 +1,18 @@
 from __future__ import annotations
 
+import logging
 import uuid
 
 import psycopg
+import pytest
 from alembic import command
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, select
+from sqlalchemy.orm import Session
 
+from sliceportal.controlplane.desired import intents
 from sliceportal.core import embedded
 from sliceportal.db.migrate import alembic_config, downgrade, upgrade
-from sliceportal.db.models import Base
+from sliceportal.db.models import Base, Slice
 
 
 def test_models_and_migrations_agree(migrated_url: str) -> None:
@@ -70,3 +74,131 @@ def test_link_rows_of_stored_slices_with_an_end_to_end_target_are_flagged(
         assert sorted(flags) == [("with", True), ("without", False)]
     finally:
         embedded.drop_database(postgres_server_url, name)
+
+
+_BEFORE_0008 = """
+WITH switch AS (
+    INSERT INTO switches (name, address) VALUES ('s', 'h:1') RETURNING id
+), link AS (
+    INSERT INTO links (switch_id, name, port, capacity_bps, model, queue_count)
+    SELECT id, name, port, capacity, model, queues FROM switch, (VALUES
+        ('paper', 1, 331e6, 'harkous', 8),
+        ('single', 2, 1e9, 'harkous', 1),
+        ('sound', 3, 1e9, 'netcalc', 8)) AS given (name, port, capacity, model, queues)
+    RETURNING id, name, switch_id
+), made AS (
+    INSERT INTO slices (name, vlan_id, rate_bps, burst_limit_s, delay_target_s, priority, state)
+    VALUES ('DC', 10, 48e6, 0.02, 0.02, 7, 'active'),
+           ('Enterprise', 11, 12e6, 0.01, 0.01, 7, 'active'),
+           ('Peering', 12, 240e6, 0.03, 0.03, 6, 'active'),
+           ('low', 13, 2e6, 0.01, 0.01, 0, 'active'),
+           ('other', 14, 1e6, 0.01, 0.01, 5, 'active')
+    RETURNING id, name
+), held AS (
+    INSERT INTO slice_switches (slice_id, switch_id, dp_sid)
+    SELECT made.id, switch.id, made.id FROM made, switch
+)
+INSERT INTO slice_links (slice_id, link_id, switch_id)
+SELECT made.id, link.id, link.switch_id FROM made JOIN link ON CASE
+    WHEN made.name IN ('DC', 'Enterprise', 'Peering') THEN link.name = 'paper'
+    WHEN made.name = 'low' THEN link.name = 'single'
+    ELSE link.name = 'sound' END
+"""
+"""The paper's slices on a harkous link of 331 Mbit/s, where harkous admits them and netcalc
+does not (Peering: 30.6 ms against 30); a harkous link with one queue and a slice at priority
+0; a netcalc link that 0008 leaves alone."""
+
+
+def test_0008_moves_harkous_links_and_best_effort_priorities_with_change_log_entries(
+    postgres_server_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    try:
+        upgrade(url, "0007")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            conn.execute(_BEFORE_0008)
+            assert conn.execute(
+                "SELECT priority FROM link_level_loads JOIN links ON links.id = link_id "
+                "WHERE links.name = 'single'"
+            ).fetchall() == [(0,)]
+            with caplog.at_level(logging.WARNING, logger="sliceportal.migrations"):
+                upgrade(url)
+            links = {
+                row[0]: row[1:]
+                for row in conn.execute(
+                    "SELECT name, model, queue_count, frame_overhead_bytes, capacity_bps FROM links"
+                )
+            }
+            slices = {
+                row[0]: row[1:] for row in conn.execute("SELECT name, priority, state FROM slices")
+            }
+            entries = conn.execute(
+                "SELECT entity_type, entity_name, user_id, action, before, after FROM change_log "
+                "WHERE request_id = 'migration-0008' ORDER BY id"
+            ).fetchall()
+            levels = conn.execute(
+                "SELECT links.name, priority, slice_count FROM link_level_loads "
+                "JOIN links ON links.id = link_id ORDER BY links.name, priority"
+            ).fetchall()
+            outbox = conn.execute("SELECT task, args FROM outbox").fetchall()
+            switch_id = conn.execute("SELECT id FROM switches").fetchone()
+            crossing = conn.execute(
+                "SELECT count(*) FROM slice_links JOIN links ON links.id = link_id "
+                "WHERE links.name = 'paper'"
+            ).fetchone()
+        engine = create_engine(url)
+        with Session(engine) as session:
+            low = session.scalars(select(Slice.id).where(Slice.name == "low")).one()
+            asked = intents(session, slice_ids=[low])
+        engine.dispose()
+    finally:
+        embedded.drop_database(postgres_server_url, name)
+
+    assert links["paper"] == ("netcalc", 8, 0, 331e6)  # nothing else changes
+    assert links["single"] == ("netcalc", 2, 0, 1e9)
+    assert links["sound"] == ("netcalc", 8, 0, 1e9)
+    assert slices["low"] == (1, "pending")
+    assert slices["Peering"] == (6, "active") and slices["other"] == (5, "active")
+    assert crossing == (3,)  # the slices that no longer fit stay where they are
+    assert levels == [
+        ("paper", 6, 1),
+        ("paper", 7, 2),
+        ("single", 1, 1),
+        ("sound", 5, 1),
+    ]
+    assert switch_id is not None
+    assert outbox == [("sliceportal.controlplane.tasks.reconcile_switch", [switch_id[0]])]
+    # What the reconciliation the outbox asks for writes: the slice's entries at priority 1.
+    (intent,) = asked.values()
+    assert intent.error is None
+    assert {v for e in intent.entries for k, v in e.params if k == "priority"} == {1}
+
+    logged = {(kind, entity, tuple(sorted(after))): (user, action, before, after)
+              for kind, entity, user, action, before, after in entries}  # fmt: skip
+    assert len(entries) == 4
+    assert logged[("link", "single", ("queue_count",))] == (
+        None, "update", {"queue_count": 1}, {"queue_count": 2}
+    )  # fmt: skip
+    assert logged[("slice", "low", ("priority", "state"))] == (
+        None,
+        "update",
+        {"priority": 0, "state": "active"},
+        {"priority": 1, "state": "pending"},
+    )
+    single = logged[("link", "single", ("model", "no_longer_fit"))]
+    assert single == (
+        None,
+        "update",
+        {"model": "harkous"},
+        {"model": "netcalc", "no_longer_fit": []},
+    )
+    paper = logged[("link", "paper", ("min_capacity_bps", "model", "no_longer_fit"))]
+    assert paper[:3] == (None, "update", {"model": "harkous"})
+    unfit = paper[3]["no_longer_fit"]
+    assert [(v["name"], v["delay_target_s"]) for v in unfit] == [("Peering", 0.03)]
+    assert unfit[0]["worst_case_delay_s"] == pytest.approx(0.0306, abs=1e-4)
+    assert unfit[0]["slice_id"] > 0
+    assert paper[3]["min_capacity_bps"] == pytest.approx(336.4e6, rel=1e-3)
+    warned = [r.getMessage() for r in caplog.records if r.name == "sliceportal.migrations"]
+    assert len(warned) == 1 and "'Peering'" in warned[0] and "'paper'" in warned[0]

@@ -32,7 +32,7 @@ WITH made AS (
     INSERT INTO slices (name, ipv4_prefixes, rate_bps, burst_limit_s, delay_target_s,
                         e2e_delay_target_s, priority)
     SELECT 's' || g, ARRAY[format('10.%%s.%%s.0/24', g / 256, g %% 256)::cidr],
-           1e6, 0.01, 0.01, CASE WHEN g = ANY(%(targeted)s) THEN 0.05 END, g %% 8
+           1e6, 0.01, 0.01, CASE WHEN g = ANY(%(targeted)s) THEN 0.05 END, 1 + g %% 7
     FROM generate_series(%(first)s::integer, %(last)s::integer) AS g
     RETURNING id, e2e_delay_target_s
 ), held AS (

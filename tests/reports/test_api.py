@@ -32,12 +32,14 @@ Network = dict[str, Any]
 
 @pytest.fixture(scope="module")
 def network(client: TestClient, operator_headers: dict[str, str]) -> Network:
-    """The paper's case D on link A (400 Mbit/s, DC 7, Enterprise 6, Peering 5) and a slice
-    `Edge` crossing A and B (switch 2, 100 Mbit/s) with an end-to-end target."""
+    """The paper's case D on link A (400 Mbit/s, harkous, DC 7, Enterprise 6, Peering 5) and a
+    slice `Edge` crossing A and B (switch 2, 100 Mbit/s, netcalc) with an end-to-end target."""
     h = operator_headers
     s1 = factories.create(client, "switches", h, factories.switch_body())
     s2 = factories.create(client, "switches", h, factories.switch_body())
-    a = factories.create(client, "links", h, factories.link_body(s1["id"], capacity_bps=400 * MBIT))
+    a = factories.create(
+        client, "links", h, factories.link_body(s1["id"], capacity_bps=400 * MBIT, model="harkous")
+    )
     b = factories.create(
         client, "links", h, factories.link_body(s2["id"], capacity_bps=100 * MBIT, model="netcalc")
     )

@@ -158,13 +158,14 @@ def _from_service(exc: errors.ServiceError) -> Problem:
         case errors.NotFoundError():
             return Problem(404, "not-found", exc.detail, title="Not found")
         case errors.InvalidFieldError():
+            fields = [field, *(body_field(other) for other in exc.also)]
             return Problem(
                 422,
                 "validation-error",
                 exc.detail,
                 title="Invalid request",
                 field=field,
-                errors=[{"field": field, "message": exc.detail}],
+                errors=[{"field": each, "message": exc.detail} for each in fields],
             )
         case errors.AdmissionRejectedError():
             violations = [v for link in exc.links for v in link["violations"]]

@@ -2,11 +2,13 @@
 
 Input (FILE or ``-`` for stdin)::
 
-    {"capacity_bps": 1e9, "mtu_bytes": 1500,
+    {"capacity_bps": 1e9, "mtu_bytes": 1500, "frame_overhead_bytes": 0,
      "slices": [{"name": "DC", "rate_bps": 48e6, "priority": 7, "burst_limit_s": 0.02,
                  "delay_target_s": 0.005}]}
 
-Each command prints one JSON document on stdout; bad input gives exit status 2 and one line on
+Priorities are 1 to 7 (0 is best effort's); ``frame_overhead_bytes`` is 0 (the default) when
+the capacity counts frame bytes as the data plane does, 24 when it is the line rate. Each
+command prints one JSON document on stdout; bad input gives exit status 2 and one line on
 stderr naming the field. These documents are a stable contract for other tools.
 """
 
@@ -24,6 +26,7 @@ from sliceportal.domain import (
     plan_priorities,
 )
 from sliceportal.domain.planning import DEFAULT_TIME_BUDGET_S
+from sliceportal.domain.spec import DEFAULT_MODEL, SLICE_LEVELS
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,9 +55,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     plan_parser.add_argument(
         "--levels",
         type=_levels,
-        default=8,
-        metavar="Q",
-        help="number of hardware priority queues, 1 to 8 (default 8)",
+        default=SLICE_LEVELS,
+        metavar="L",
+        help=f"priority levels the slices may use, 1 to {SLICE_LEVELS}: a link's queues but "
+        f"best effort's (default {SLICE_LEVELS})",
     )
     plan_parser.add_argument(
         "--time-budget",
@@ -71,8 +75,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         choices=[model.value for model in Model],
-        default=Model.HARKOUS.value,
-        help="delay bound: the paper's (harkous, default) or network calculus (netcalc)",
+        default=DEFAULT_MODEL.value,
+        help="delay bound: network calculus (netcalc, the sound one, default) or the paper's "
+        "eq. 3 (harkous, not an upper bound)",
     )
 
 
@@ -81,8 +86,8 @@ def _levels(text: str) -> int:
         value = int(text)
     except ValueError:
         value = 0
-    if not 1 <= value <= 8:
-        raise argparse.ArgumentTypeError("must be an integer from 1 to 8")
+    if not 1 <= value <= SLICE_LEVELS:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {SLICE_LEVELS}")
     return value
 
 
@@ -109,14 +114,15 @@ def _capacity(link: LinkInput) -> float:
 
 def run_analyze(args: argparse.Namespace) -> int:
     link = _load(args, require_capacity=True, require_slices=False)
-    write_json(analyze(link.slices, _capacity(link), Model(args.model)).to_dict())
+    write_json(analyze(link.slices, _capacity(link), Model(args.model), link.framing).to_dict())
     return 0
 
 
 def run_min_capacity(args: argparse.Namespace) -> int:
     link = _load(args, require_capacity=False, require_slices=True)
     model = Model(args.model)
-    write_json({"model": model.value, "min_capacity_bps": min_capacity(link.slices, model)})
+    needed = min_capacity(link.slices, model, link.framing)
+    write_json({"model": model.value, "min_capacity_bps": needed})
     return 0
 
 
@@ -124,7 +130,12 @@ def run_plan_priorities(args: argparse.Namespace) -> int:
     link = _load(args, require_capacity=True, require_slices=False)
     model = Model(args.model)
     plan = plan_priorities(
-        link.slices, _capacity(link), args.levels, model, time_budget_s=args.time_budget
+        link.slices,
+        _capacity(link),
+        args.levels,
+        model,
+        framing=link.framing,
+        time_budget_s=args.time_budget,
     )
     write_json({"model": model.value, **plan.to_dict()})
     return 0

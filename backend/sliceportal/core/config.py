@@ -43,7 +43,7 @@ class Settings(BaseSettings):
     secret_key: str = DEVELOPMENT_SECRET
     access_token_minutes: int = Field(default=30, ge=1, le=24 * 60)
     login_attempts_per_minute: int = Field(default=10, ge=1)
-    default_model: str = "harkous"
+    default_model: str = "netcalc"
     default_mtu_bytes: int = Field(default=1500, ge=64, le=65535)
     db_pool_size: int = Field(default=20, ge=1)
     db_max_overflow: int = Field(default=20, ge=0)

@@ -33,13 +33,22 @@ from sliceportal.db.choices import (
 from sliceportal.domain import Model
 from sliceportal.domain.p4constants import HIST_BUCKETS
 from sliceportal.domain.sla import Rule
+from sliceportal.domain.spec import (
+    LOWEST_SLICE_PRIORITY,
+    MAX_FRAME_OVERHEAD_BYTES,
+    MIN_QUEUES,
+    Framing,
+)
 
 MAX_DP_SID = 4095
 """DP_SIDs are 12 bits in the data plane; 0 is the best-effort class."""
+MIN_PRIORITY = LOWEST_SLICE_PRIORITY
+"""Priority 0 is best effort's (unclassified, unpoliced traffic): slices use 1 to 7."""
 MAX_PRIORITY = 7
 MAX_PORT = 511
 """v1model's egress_spec is 9 bits."""
 MAX_QUEUES = 8
+"""A link has MIN_QUEUES to MAX_QUEUES queues: best effort keeps one, its slices the others."""
 
 
 class User(ChangeLogged, Timestamped, Base):
@@ -132,8 +141,14 @@ class Link(ChangeLogged, Timestamped, Base):
         sa.UniqueConstraint("id", "switch_id"),  # target of slice_links' composite key
         sa.CheckConstraint(f"port BETWEEN 0 AND {MAX_PORT}", name="port_range"),
         sa.CheckConstraint("capacity_bps > 0", name="capacity_positive"),
-        sa.CheckConstraint(f"queue_count BETWEEN 1 AND {MAX_QUEUES}", name="queue_count_range"),
+        sa.CheckConstraint(
+            f"queue_count BETWEEN {MIN_QUEUES} AND {MAX_QUEUES}", name="queue_count_range"
+        ),
         sa.CheckConstraint("mtu_bytes BETWEEN 64 AND 65535", name="mtu_range"),
+        sa.CheckConstraint(
+            f"frame_overhead_bytes BETWEEN 0 AND {MAX_FRAME_OVERHEAD_BYTES}",
+            name="frame_overhead_range",
+        ),
     )
     entity_type: ClassVar[EntityType] = EntityType.LINK
 
@@ -145,9 +160,17 @@ class Link(ChangeLogged, Timestamped, Base):
     capacity_bps: Mapped[float] = mapped_column(sa.Double)
     queue_count: Mapped[int] = mapped_column(sa.SmallInteger, server_default=str(MAX_QUEUES))
     model: Mapped[Model] = mapped_column(
-        choice_type(Model, "delay_model"), server_default=Model.HARKOUS
+        choice_type(Model, "delay_model"), server_default=Model.NETCALC
     )
     mtu_bytes: Mapped[int] = mapped_column(server_default="1500")
+    frame_overhead_bytes: Mapped[int] = mapped_column(sa.SmallInteger, server_default="0")
+    """Bytes a frame costs on the wire beyond what the data plane counts: 0 when
+    `capacity_bps` counts frame bytes as the data plane does, 24 when it is the line rate
+    (preamble, FCS, inter-frame gap). See `domain.spec.Framing`."""
+
+    @property
+    def framing(self) -> Framing:
+        return Framing.of_link(self.mtu_bytes, self.frame_overhead_bytes)
 
 
 class Slice(ChangeLogged, Timestamped, Base):
@@ -161,7 +184,9 @@ class Slice(ChangeLogged, Timestamped, Base):
         sa.CheckConstraint("burst_limit_s > 0", name="burst_limit_positive"),
         sa.CheckConstraint("delay_target_s > 0", name="delay_target_positive"),
         sa.CheckConstraint("e2e_delay_target_s > 0", name="e2e_delay_target_positive"),
-        sa.CheckConstraint(f"priority BETWEEN 0 AND {MAX_PRIORITY}", name="priority_range"),
+        sa.CheckConstraint(
+            f"priority BETWEEN {MIN_PRIORITY} AND {MAX_PRIORITY}", name="priority_range"
+        ),
         sa.CheckConstraint(
             "(scheme = 'ecn_step') = (marking_threshold_s IS NOT NULL)",
             name="threshold_iff_ecn",
@@ -318,7 +343,9 @@ class LinkLevelLoad(Base):
 
     __tablename__ = "link_level_loads"
     __table_args__ = (
-        sa.CheckConstraint(f"priority BETWEEN 0 AND {MAX_PRIORITY}", name="priority_range"),
+        sa.CheckConstraint(
+            f"priority BETWEEN {MIN_PRIORITY} AND {MAX_PRIORITY}", name="priority_range"
+        ),
         sa.CheckConstraint("slice_count > 0", name="slice_count_positive"),
     )
 
@@ -333,7 +360,8 @@ class LinkLevelLoad(Base):
     max_packet_bytes: Mapped[int | None] = mapped_column()
     """Largest packet the slices give; None when none gives one."""
     default_packet_count: Mapped[int] = mapped_column()
-    """Slices that give none: they count as the link's MTU, which may change."""
+    """Slices that give none: they count as the link's largest frame (`max_frame_bytes` of its
+    MTU), which may change."""
 
 
 class SwitchSync(Base):

@@ -33,6 +33,7 @@ from sliceportal.domain.endtoend import Hop, PathBound, hop_bound, path_bound
 from sliceportal.domain.formatting import format_rate
 from sliceportal.domain.levelloads import LevelLoad, upper_aggregates
 from sliceportal.domain.pathcapacity import path_capacity_fix
+from sliceportal.domain.spec import Framing, max_frame_bytes, slice_levels
 from sliceportal.services import crud
 from sliceportal.services.errors import AdmissionRejectedError, ConflictError
 
@@ -51,12 +52,34 @@ class LinkParams:
     model: Model
     queue_count: int
     mtu_bytes: int
+    frame_overhead_bytes: int
 
     @classmethod
     def of(cls, link: Link) -> LinkParams:
         return cls(
-            link.id, link.name, link.capacity_bps, link.model, link.queue_count, link.mtu_bytes
+            link.id,
+            link.name,
+            link.capacity_bps,
+            link.model,
+            link.queue_count,
+            link.mtu_bytes,
+            link.frame_overhead_bytes,
         )
+
+    @property
+    def framing(self) -> Framing:
+        """What the capacity counts, and the largest frame (best effort's) on the link."""
+        return Framing.of_link(self.mtu_bytes, self.frame_overhead_bytes)
+
+    @property
+    def slice_levels(self) -> int:
+        """Priority levels its slices may use: every queue but best effort's."""
+        return slice_levels(self.queue_count)
+
+    @property
+    def max_frame_bytes(self) -> int:
+        """The max packet of a slice that gives none: the link's largest frame."""
+        return max_frame_bytes(self.mtu_bytes)
 
 
 @dataclass
@@ -147,9 +170,9 @@ def read_loads(
     session: Session, links: Iterable[LinkParams], *, exclude_slice_id: int | None = None
 ) -> Loads:
     """The stored slices of each link (but `exclude_slice_id`), one query for all links."""
-    mtu = {link.id: link.mtu_bytes for link in links}
+    frame = {link.id: link.max_frame_bytes for link in links}
     with crud.driver(session).cursor(binary=True) as cursor:
-        cursor.execute(_LOADS_QUERY, (list(mtu), exclude_slice_id or 0))
+        cursor.execute(_LOADS_QUERY, (list(frame), exclude_slice_id or 0))
         rows = cursor.fetchall()
     by_link: dict[int, list[Any]] = {}
     paths: dict[int, PathSlice] = {}
@@ -157,7 +180,7 @@ def read_loads(
         by_link.setdefault(row[0], []).append(row)
         if row[8] is not None and row[7] not in paths:
             paths[row[7]] = PathSlice(row[7], row[1], row[3], row[8], tuple(row[9]))
-    loads = {link_id: LinkLoad.empty() for link_id in mtu}
+    loads = {link_id: LinkLoad.empty() for link_id in frame}
     for link_id, mine in by_link.items():
         rate, priority, limit, target, packet = np.array(
             [row[2:7] for row in mine], dtype=np.float64
@@ -167,7 +190,7 @@ def read_loads(
             priority,
             rate * limit / 8.0,  # SliceSpec's burst, to the bit
             target,
-            np.where(packet > 0, packet, mtu[link_id]),  # the link MTU by default
+            np.where(packet > 0, packet, frame[link_id]),  # the link's largest frame by default
         )
         loads[link_id] = LinkLoad([row[1] for row in mine], np.column_stack(columns))
     return Loads(loads, paths)
@@ -221,7 +244,8 @@ id = ANY(%(links)s) OR id IN (
 with an end-to-end target crossing `changed`. Those slices are found on the link rows
 (`has_e2e_target`, a partial index: migration 0007), never by reading the links' slices."""
 _LOCK_LINKS = f"""
-SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, switch_id FROM links
+SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, frame_overhead_bytes, switch_id
+FROM links
 WHERE {_LOCKED_SET}
 ORDER BY id
 FOR UPDATE OF links
@@ -300,7 +324,7 @@ def _locked_links(rows: Iterable[Any]) -> dict[int, LockedLink]:
     """The rows `_LOCK_LINKS` returns, by link id."""
     return {
         row[0]: LockedLink(
-            LinkParams(row[0], row[1], row[2], Model(row[3]), row[4], row[5]), row[6]
+            LinkParams(row[0], row[1], row[2], Model(row[3]), row[4], row[5], row[6]), row[7]
         )
         for row in rows
     }
@@ -317,23 +341,30 @@ def lock_links(
 
 
 def check_queues(link: LinkParams, load: LinkLoad, field: str) -> None:
-    """A link with n queues carries at most n distinct priority levels.
+    """A link with n queues carries at most n - 1 distinct slice priority levels: best effort
+    (priority 0) keeps a queue of its own.
 
     Only the order of the levels matters to the bounds, and the priority planner plans on the
-    top n levels; the workers write priorities to the data plane unchanged.
+    top n - 1 levels; the workers write priorities to the data plane unchanged.
     """
     levels = sorted(load.priorities, reverse=True)
-    if len(levels) > link.queue_count:
+    if len(levels) > link.slice_levels:
         raise ConflictError(
-            f"link {link.name!r} has {link.queue_count} queues but its slices would use "
-            f"{len(levels)} priority levels ({', '.join(map(str, levels))})",
+            f"link {link.name!r} has {link.queue_count} queues, one of them best effort's, but "
+            f"its slices would use {len(levels)} priority levels ({', '.join(map(str, levels))})",
             field=field,
         )
 
 
 def _rejection(link: LinkParams, load: LinkLoad) -> dict[str, Any]:
     """The violations on `link` and the fixes: minimum capacity, and a priority plan if any."""
-    verdict = admission(load.specs(), link.capacity_bps, model=link.model, levels=link.queue_count)
+    verdict = admission(
+        load.specs(),
+        link.capacity_bps,
+        model=link.model,
+        levels=link.slice_levels,
+        framing=link.framing,
+    )
     violations = [
         {
             "kind": "per-hop",
@@ -417,13 +448,13 @@ def admits_surely(
     for link_id, link in params.items():
         aggregates = upper_aggregates(
             stored.rows.get(link_id, ()),
-            link.mtu_bytes,
+            link.max_frame_bytes,  # what a slice giving no packet size counts as
             added.get(link_id),
             None if removed is None else removed.get(link_id),
         )
-        if sum(1 for count in aggregates.count if count) > link.queue_count:
+        if sum(1 for count in aggregates.count if count) > link.slice_levels:
             return False
-        levels[link_id] = evaluate_levels(aggregates, link.capacity_bps, link.model)
+        levels[link_id] = evaluate_levels(aggregates, link.capacity_bps, link.model, link.framing)
     if not all(levels[link_id].admissible for link_id in changed):
         return False
     return all(_path_bound(path, params, levels.__getitem__).meets_target for path in paths)
@@ -454,7 +485,7 @@ def admit(
         if link_id not in analyses:
             link = params[link_id]
             load = loads.links[link_id].arrays()
-            analyses[link_id] = analyze_arrays(load, link.capacity_bps, link.model)
+            analyses[link_id] = analyze_arrays(load, link.capacity_bps, link.model, link.framing)
         return analyses[link_id]
 
     rejected = [params[link_id] for link_id in sorted(changed) if not analysis(link_id).admissible]
@@ -502,7 +533,9 @@ def _path_rejection(
         "path": bound.to_dict(),
     }
     fixes: list[dict[str, Any]] = []
-    capacity = path_capacity_fix(bound, analyses[link.id].aggregates, path.priority, link.model)
+    capacity = path_capacity_fix(
+        bound, analyses[link.id].aggregates, path.priority, link.model, link.framing
+    )
     if capacity is not None:
         fixes.append(
             {

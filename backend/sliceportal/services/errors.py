@@ -19,7 +19,14 @@ class NotFoundError(ServiceError):
 
 
 class InvalidFieldError(ServiceError):
-    """Input that is well-formed but not acceptable (unknown link id, threshold above burst)."""
+    """Input that is well-formed but not acceptable (unknown link id, threshold above burst);
+    `also` names the other fields at fault when the fields disagree with each other."""
+
+    def __init__(
+        self, detail: str, *, field: str | None = None, also: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(detail, field=field)
+        self.also = also
 
 
 class ConflictError(ServiceError):

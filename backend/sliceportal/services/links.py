@@ -1,6 +1,6 @@
-"""Links: a change of capacity, model, queue count or MTU is re-checked against the slices
-the link carries and the end-to-end targets of those that have one, under the row locks of the
-link and of those slices' other links (the locks slice admission takes too)."""
+"""Links: a change of capacity, model, queue count, MTU or frame overhead is re-checked against
+the slices the link carries and the end-to-end targets of those that have one, under the row
+locks of the link and of those slices' other links (the locks slice admission takes too)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ from sliceportal.services import admission, crud
 from sliceportal.services.changes import ChangeContext
 from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
 
-ANALYSED_FIELDS = frozenset({"capacity_bps", "model", "queue_count", "mtu_bytes"})
+ANALYSED_FIELDS = frozenset(
+    {"capacity_bps", "model", "queue_count", "mtu_bytes", "frame_overhead_bytes"}
+)
+"""What the bounds of the link's slices depend on: a change re-runs admission."""
 
 
 def create_link(

@@ -86,6 +86,7 @@ def load_network(session: Session) -> Network:
             model=link.model,
             queue_count=link.queue_count,
             mtu_bytes=link.mtu_bytes,
+            frame_overhead_bytes=link.frame_overhead_bytes,
         )
         for (link, switch_name), name in zip(link_rows, names, strict=True)
     )

@@ -38,6 +38,7 @@ from sliceportal.domain import SliceSpec, SpecError, slice_spec
 from sliceportal.domain.dataplane import ROUTE_TABLE
 from sliceportal.domain.matchclash import PlacedMatch, first_clash, split_route
 from sliceportal.domain.reconcile import describe
+from sliceportal.domain.spec import burst_agrees
 from sliceportal.services import admission, crud
 from sliceportal.services.changes import ChangeContext
 from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
@@ -112,11 +113,22 @@ def _name_taken(name: str) -> ConflictError:
 
 
 def _burst_limit(values: dict[str, Any], burst_bytes: float | None, given_limit: bool) -> None:
-    """Turn a burst given in bytes into the stored burst limit (seconds at the slice's rate)."""
+    """Turn a burst given in bytes into the stored burst limit (seconds at the slice's rate).
+
+    Both may be given only when they describe the same burst (`domain.spec.burst_agrees`, as
+    the CLI's documents); the burst limit given is then the one stored."""
     if burst_bytes is None:
         return
     if given_limit:
-        raise InvalidFieldError("give burst_limit_s or burst_bytes, not both", field="burst_bytes")
+        rate, limit = values["rate_bps"], values["burst_limit_s"]
+        if not burst_agrees(burst_bytes, rate, limit):
+            raise InvalidFieldError(
+                f"burst_bytes disagrees with burst_limit_s: rate_bps × burst_limit_s / 8 is "
+                f"{rate * limit / 8:g} bytes, not {burst_bytes:g}; give one of the two",
+                field="burst_bytes",
+                also=("burst_limit_s",),
+            )
+        return
     values["burst_limit_s"] = burst_bytes * 8 / values["rate_bps"]
 
 

@@ -47,15 +47,16 @@ class SwitchWatch:
 def analytical_bounds(session: Session) -> dict[tuple[int, int], float]:
     """(slice id, switch id) -> the slice's largest bounded worst-case delay on that switch."""
     links = list(session.scalars(sa.select(Link).order_by(Link.id)))
-    loads = stored_loads(session, [LinkParams.of(link) for link in links])
+    params = [LinkParams.of(link) for link in links]
+    loads = stored_loads(session, params)
     ids = dict(session.execute(sa.select(Slice.name, Slice.id)).tuples().all())
     bounds: dict[tuple[int, int], float] = {}
-    for link in links:
+    for link, param in zip(links, params, strict=True):
         load = loads[link.id]
         if not load.names:
             continue
-        found = analyze_arrays(load.arrays(), link.capacity_bps, link.model).bound_s.tolist()
-        for name, bound in zip(load.names, found, strict=True):
+        analysis = analyze_arrays(load.arrays(), link.capacity_bps, link.model, param.framing)
+        for name, bound in zip(load.names, analysis.bound_s.tolist(), strict=True):
             key = (ids[name], link.switch_id)
             if math.isfinite(bound) and bound > bounds.get(key, -1.0):
                 bounds[key] = bound

@@ -1,4 +1,4 @@
-import { linkDocument, priorityLevels, sliceDoc, violationReason, worstSlack, type LinkAnalysis } from './analysis';
+import { linkDocument, priorityLevels, sliceDoc, sliceLevels, violationReason, worstSlack, type LinkAnalysis } from './analysis';
 
 const MBIT = 1e6;
 // The paper's slices, case C (DC and Enterprise 7, Peering 6) on 330 Mbit/s.
@@ -21,11 +21,18 @@ it('builds the analytics document of stored slices as admission does', () => {
     name: 'a', rate_bps: 1, priority: 3, burst_limit_s: 0.1, delay_target_s: 0.2,
   });
   expect(doc.capacity_bps).toBe(330 * MBIT);
+  expect(doc).not.toHaveProperty('frame_overhead_bytes');
+  const lineRate = linkDocument({ capacity_bps: 1e9, mtu_bytes: 1500, frame_overhead_bytes: 24 }, []);
+  expect(lineRate).toEqual({ capacity_bps: 1e9, mtu_bytes: 1500, frame_overhead_bytes: 24, slices: [] });
 });
 
-it('stacks the levels from 7 down with the residual capacity of each (eq. 2)', () => {
+it('leaves best effort one queue: a link with n queues gives its slices n - 1 levels', () => {
+  expect([2, 3, 8].map(sliceLevels)).toEqual([1, 2, 7]);
+});
+
+it('stacks the slice levels from 7 down to 1 with the residual capacity of each (eq. 2)', () => {
   const levels = priorityLevels(doc, 330 * MBIT, analysis);
-  expect(levels.map((l) => l.priority)).toEqual([7, 6, 5, 4, 3, 2, 1, 0]);
+  expect(levels.map((l) => l.priority)).toEqual([7, 6, 5, 4, 3, 2, 1]);
   expect(levels[0]?.residualBps).toBe(330 * MBIT);
   expect(levels[1]?.residualBps).toBe(270 * MBIT);
   expect(levels[2]?.residualBps).toBe(30 * MBIT);
@@ -37,7 +44,7 @@ it('stacks the levels from 7 down with the residual capacity of each (eq. 2)', (
 it('finds the worst slack (null when a slice is unbounded)', () => {
   expect(worstSlack(analysis)).toBeCloseTo(0.00273);
   expect(worstSlack({ slices: [] })).toBeUndefined();
-  expect(worstSlack({ slices: [bound('x', 0, null, 1, 0)] })).toBeNull();
+  expect(worstSlack({ slices: [bound('x', 1, null, 1, 0)] })).toBeNull();
 });
 
 it('explains a violation in the API\'s words', () => {

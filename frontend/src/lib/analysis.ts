@@ -11,16 +11,36 @@ import { formatDelay, formatRate } from './format';
 
 export const MODELS: readonly Model[] = ['harkous', 'netcalc'];
 
+/** The server's default (`Settings.default_model`, `domain.spec.DEFAULT_MODEL`): the sound bound. */
+export const DEFAULT_MODEL: Model = 'netcalc';
+
 export const MODEL_LABELS: Record<Model, string> = {
-  harkous: 'Busy period (paper)',
-  netcalc: 'Network calculus',
+  harkous: 'paper (eq. 3, not an upper bound)',
+  netcalc: 'network calculus (sound)',
 };
 
 export const MODEL_HINTS: Record<Model, string> = {
-  harkous: "The paper's busy-period equations (1)–(4).",
+  harkous:
+    "The paper's busy-period equations (1)–(4): shown for comparison, not an upper bound (higher levels keep sending while a lower level waits).",
   netcalc:
-    'Strict-priority, non-preemptive network calculus: one lower-priority packet of blocking; more conservative, provably safe.',
+    'Strict-priority, non-preemptive network calculus: the sound bound and the default; one lower-priority frame of blocking (best effort’s largest frame at least).',
 };
+
+/** Unclassified traffic's priority (`domain.spec.BEST_EFFORT_PRIORITY`): never a slice's. */
+export const BEST_EFFORT_PRIORITY = 0;
+/** The priorities slices may use, highest first (`domain.spec.check_priority`: 1 to 7). */
+export const SLICE_PRIORITIES: readonly number[] = [7, 6, 5, 4, 3, 2, 1];
+
+/** Priority levels the slices of a link may use: every queue but best effort's. */
+export function sliceLevels(queueCount: number): number {
+  return Math.max(1, Math.min(queueCount, 8) - 1);
+}
+
+/** What a link's capacity counts (`links.frame_overhead_bytes`): frame bytes or line rate. */
+export const FRAME_OVERHEADS: readonly { bytes: number; label: string }[] = [
+  { bytes: 0, label: 'frame bytes (0)' },
+  { bytes: 24, label: 'line rate (24)' },
+];
 
 export interface SliceDoc {
   name: string;
@@ -35,6 +55,8 @@ export interface SliceDoc {
 export interface LinkDocument {
   capacity_bps?: number;
   mtu_bytes?: number;
+  /** 0 (default): the capacity counts frame bytes as the data plane does; 24: the line rate. */
+  frame_overhead_bytes?: number;
   slices: SliceDoc[];
 }
 
@@ -97,10 +119,12 @@ export function sliceDoc(slice: Pick<SlicePublic, 'name' | 'rate_bps' | 'priorit
 }
 
 export function linkDocument(
-  link: Pick<LinkPublic, 'capacity_bps' | 'mtu_bytes'>,
+  link: Pick<LinkPublic, 'capacity_bps' | 'mtu_bytes'> & Partial<Pick<LinkPublic, 'frame_overhead_bytes'>>,
   slices: readonly SliceDoc[],
 ): LinkDocument {
-  return { capacity_bps: link.capacity_bps, mtu_bytes: link.mtu_bytes, slices: [...slices] };
+  const doc: LinkDocument = { capacity_bps: link.capacity_bps, mtu_bytes: link.mtu_bytes, slices: [...slices] };
+  if (link.frame_overhead_bytes) doc.frame_overhead_bytes = link.frame_overhead_bytes;
+  return doc;
 }
 
 /**
@@ -157,7 +181,8 @@ export interface LevelRow {
   meets: boolean | undefined;
 }
 
-/** The eight priority levels, 7 first, with the slices stacked in each. */
+/** The seven slice priority levels, 7 first, with the slices stacked in each (best effort,
+ * priority 0, gets what is left below level 1). */
 export function priorityLevels(
   doc: LinkDocument,
   capacityBps: number,
@@ -165,7 +190,7 @@ export function priorityLevels(
 ): LevelRow[] {
   const rows: LevelRow[] = [];
   let above = 0;
-  for (let priority = 7; priority >= 0; priority -= 1) {
+  for (const priority of SLICE_PRIORITIES) {
     const members = doc.slices.filter((s) => s.priority === priority);
     const rate = members.reduce((sum, s) => sum + s.rate_bps, 0);
     const bounds = analysis?.slices.filter((b) => b.priority === priority) ?? [];

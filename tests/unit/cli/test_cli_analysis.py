@@ -51,14 +51,21 @@ BAD_INPUTS: list[tuple[str, str, str]] = [
     ("analyze", '{"capacity_bps": 1e999, "slices": []}', "capacity_bps: must be a finite number"),
     ("analyze", json.dumps({"capacity_bps": 1e9, "slices": [PAPER["slices"][0]] * 2}),
      "slices[1].name: duplicate name 'DC' (already used by slices[0])"),
-    ("analyze", _with_slice(priority=9), "slices[0].priority: must be an integer from 0 to 7"),
-    ("analyze", _with_slice(priority=1.5), "slices[0].priority: must be an integer from 0 to 7"),
-    ("analyze", _with_slice(priority=True), "slices[0].priority: must be an integer from 0 to 7"),
+    ("analyze", _with_slice(priority=9), "slices[0].priority: must be an integer from 1 to 7"),
+    ("analyze", _with_slice(priority=0), "slices[0].priority: must be an integer from 1 to 7"),
+    ("analyze", _with_slice(priority=1.5), "slices[0].priority: must be an integer from 1 to 7"),
+    ("analyze", _with_slice(priority=True), "slices[0].priority: must be an integer from 1 to 7"),
+    ("analyze", _with_slice(burst_bytes=10),
+     "slices[0].burst_bytes: disagrees with slices[0].burst_limit_s: rate × burst_limit_s / 8 "
+     "is 1250 bytes, not 10; give one of the two"),
+    ("analyze", '{"capacity_bps": 1e9, "frame_overhead_bytes": 65, "slices": []}',
+     "frame_overhead_bytes: must be an integer from 0 to 64"),
     ("analyze", "{capacity_bps: 1}",
      "stdin: not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)"),
     ("analyze", "", "stdin: not valid JSON: Expecting value (line 1, column 1)"),
     ("analyze", '{"capacity_bps": 1e9, "slices": [], "links": []}',
-     "links: unknown field (expected one of capacity_bps, mtu_bytes, slices)"),
+     "links: unknown field (expected one of capacity_bps, mtu_bytes, frame_overhead_bytes, "
+     "slices)"),
     ("analyze", _with_slice(colour="red"),
      "slices[0].colour: unknown field (expected one of name, rate_bps, priority, burst_limit_s, "
      "burst_bytes, delay_target_s, max_packet_bytes)"),
@@ -89,13 +96,19 @@ def _analyze_file(tmp_path: Path, doc: object) -> Path:
 def test_analyze_prints_every_slice_in_input_order(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["analyze", str(_analyze_file(tmp_path, PAPER))]) == 0
+    path = str(_analyze_file(tmp_path, PAPER))
+    assert main(["analyze", path]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert list(doc) == ["model", "capacity_bps", "admissible", "total_rate_bps", "slices"]
-    assert doc["model"] == "harkous" and doc["admissible"] is False
+    assert doc["model"] == "netcalc" and doc["admissible"] is False  # the sound bound, by default
     assert [s["name"] for s in doc["slices"]] == ["DC", "Enterprise", "Peering"]
     assert doc["slices"][2]["meets_target"] is False
+    netcalc = doc["slices"][2]["worst_case_delay_s"]
+    assert main(["analyze", "--model", "harkous", path]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["model"] == "harkous"
     assert doc["slices"][2]["worst_case_delay_s"] == pytest.approx(0.0336762, rel=1e-5)
+    assert netcalc > doc["slices"][2]["worst_case_delay_s"]
 
 
 def test_analyze_prints_null_for_unbounded_delays(
@@ -113,10 +126,26 @@ def test_min_capacity_ignores_the_capacity(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     doc = {"slices": PAPER["slices"]}
-    assert _run(["min-capacity", "-"], json.dumps(doc), monkeypatch) == 0
+    assert _run(["min-capacity", "--model", "harkous", "-"], json.dumps(doc), monkeypatch) == 0
     out = json.loads(capsys.readouterr().out)
     assert list(out) == ["model", "min_capacity_bps"]
-    assert out["min_capacity_bps"] == pytest.approx(330.0e6, abs=0.1e6)
+    assert out["min_capacity_bps"] == pytest.approx(330.0e6, abs=0.1e6)  # the paper's Table III
+    assert _run(["min-capacity", "-"], json.dumps(doc), monkeypatch) == 0
+    netcalc = json.loads(capsys.readouterr().out)
+    assert netcalc["model"] == "netcalc" and netcalc["min_capacity_bps"] > 330.1e6
+
+
+def test_a_line_rate_capacity_needs_more(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """frame_overhead_bytes 24: the capacity is the line rate, so every frame costs 24 bytes
+    more on the wire and the same slices need a larger capacity."""
+    needed = []
+    for overhead in (0, 24):
+        doc = {"frame_overhead_bytes": overhead, "slices": PAPER["slices"]}
+        assert _run(["min-capacity", "-"], json.dumps(doc), monkeypatch) == 0
+        needed.append(json.loads(capsys.readouterr().out)["min_capacity_bps"])
+    assert needed[1] > needed[0] * 1.3
 
 
 def test_min_capacity_prints_null_when_none_works(
@@ -124,19 +153,25 @@ def test_min_capacity_prints_null_when_none_works(
 ) -> None:
     slices = [
         {"name": "a", "rate_bps": 1e6, "priority": 7, "burst_bytes": 10, "delay_target_s": 1},
-        {"name": "b", "rate_bps": 1e6, "priority": 0, "burst_limit_s": 0},
+        {"name": "b", "rate_bps": 1e6, "priority": 1, "burst_limit_s": 0},
     ]
     assert _run(["min-capacity", "-"], json.dumps({"slices": slices}), monkeypatch) == 0
-    assert json.loads(capsys.readouterr().out) == {"model": "harkous", "min_capacity_bps": None}
+    assert json.loads(capsys.readouterr().out) == {"model": "netcalc", "min_capacity_bps": None}
 
 
 def test_plan_priorities(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    doc = dict(PAPER, capacity_bps=330e6)
+    doc = dict(PAPER, capacity_bps=400e6)
     assert _run(["plan-priorities", "--levels", "2", "-"], json.dumps(doc), monkeypatch) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["model"] == "harkous" and out["feasible"] is True and out["exhaustive"] is True
+    assert out["model"] == "netcalc" and out["feasible"] is True and out["exhaustive"] is True
+    assert out["priorities"] == {"DC": 7, "Enterprise": 7, "Peering": 6}
+    doc = dict(PAPER, capacity_bps=330e6)
+    harkous = ["plan-priorities", "--model", "harkous", "--levels", "2", "-"]
+    assert _run(harkous, json.dumps(doc), monkeypatch) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == "harkous" and out["feasible"] is True
     assert out["priorities"] == {"DC": 7, "Enterprise": 7, "Peering": 6}
     assert _run(["plan-priorities", "--levels", "1", "-"], json.dumps(doc), monkeypatch) == 0
     out = json.loads(capsys.readouterr().out)
@@ -179,8 +214,8 @@ def test_unreadable_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     ("argv", "message"),
     [
         (
-            ["plan-priorities", "--levels", "9", "-"],
-            "argument --levels: must be an integer from 1 to 8",
+            ["plan-priorities", "--levels", "8", "-"],
+            "argument --levels: must be an integer from 1 to 7",
         ),
         (["analyze", "--model", "best", "-"], "argument --model: invalid choice: 'best'"),
         (["analyze"], "the following arguments are required: FILE"),
@@ -217,7 +252,8 @@ def test_installed_script_happy_paths(tmp_path: Path) -> None:
     for result in (analyzed, capacity, plan):
         assert (result.returncode, result.stderr) == (0, "")
     assert json.loads(analyzed.stdout)["total_rate_bps"] == 300e6
-    assert json.loads(capacity.stdout)["min_capacity_bps"] == pytest.approx(330.0e6, abs=0.1e6)
+    assert json.loads(capacity.stdout)["model"] == "netcalc"
+    assert json.loads(capacity.stdout)["min_capacity_bps"] > 330.1e6
     assert json.loads(plan.stdout)["model"] == "netcalc"
 
 

@@ -20,6 +20,7 @@ from sliceportal.domain import (
     parse_link_input,
     plan_priorities,
 )
+from sliceportal.domain.spec import SLICE_LEVELS
 
 router = APIRouter(prefix="/analysis", tags=["analysis"])
 
@@ -34,8 +35,10 @@ LINK_EXAMPLE = {
 LinkDocument = Annotated[
     dict[str, Any],
     Body(
-        description="`{capacity_bps, mtu_bytes?, slices: [{name, rate_bps, priority, "
-        "burst_limit_s?, burst_bytes?, delay_target_s?, max_packet_bytes?}]}`",
+        description="`{capacity_bps, mtu_bytes?, frame_overhead_bytes?, slices: [{name, "
+        "rate_bps, priority (1-7), burst_limit_s?, burst_bytes?, delay_target_s?, "
+        "max_packet_bytes?}]}`; `frame_overhead_bytes`: 0 (default) when capacity_bps counts "
+        "frame bytes as the data plane does, 24 when it is the line rate",
         examples=[LINK_EXAMPLE],
     ),
 ]
@@ -53,7 +56,7 @@ def analyze_bounds(
     """Every slice's worst-case delay and whether the link is admissible."""
     link = parse_link_input(body, require_capacity=True)
     assert link.capacity_bps is not None
-    return analyze(link.slices, link.capacity_bps, _model(model, settings)).to_dict()
+    return analyze(link.slices, link.capacity_bps, _model(model, settings), link.framing).to_dict()
 
 
 @router.post("/min-capacity")
@@ -63,7 +66,10 @@ def analyze_min_capacity(
     """The least capacity that keeps every slice within its target (null: none does)."""
     link = parse_link_input(body, require_capacity=False, require_slices=True)
     chosen = _model(model, settings)
-    return {"model": str(chosen), "min_capacity_bps": min_capacity(link.slices, chosen)}
+    return {
+        "model": str(chosen),
+        "min_capacity_bps": min_capacity(link.slices, chosen, link.framing),
+    }
 
 
 @router.post("/priority-plan")
@@ -72,13 +78,20 @@ def analyze_priority_plan(
     settings: SettingsDep,
     body: LinkDocument,
     model: ModelQuery = None,
-    levels: Annotated[int, Query(ge=1, le=8, description="hardware queues")] = 8,
+    levels: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=SLICE_LEVELS,
+            description="priority levels the slices may use: a link's queues but best effort's",
+        ),
+    ] = SLICE_LEVELS,
 ) -> dict[str, Any]:
     """Priorities (from 7 down, at most `levels` of them) meeting every target, or why none."""
     link = parse_link_input(body, require_capacity=True)
     assert link.capacity_bps is not None
     chosen = _model(model, settings)
-    plan = plan_priorities(link.slices, link.capacity_bps, levels, chosen)
+    plan = plan_priorities(link.slices, link.capacity_bps, levels, chosen, framing=link.framing)
     return {"model": str(chosen), **plan.to_dict()}
 
 
@@ -97,4 +110,5 @@ def analyze_curves(
     chosen = _model(model, settings)
     start = start_bps or sum(spec.rate_bps for spec in link.slices)
     grid = capacity_grid(start, stop_bps or 4 * start, points)
-    return {"model": str(chosen), **delay_curves(link.slices, grid, chosen).to_dict()}
+    curves = delay_curves(link.slices, grid, chosen, link.framing)
+    return {"model": str(chosen), **curves.to_dict()}

@@ -65,8 +65,8 @@ def update_link(
     link_id: RowId,
     body: LinkUpdate,
 ) -> LinkPublic:
-    """A change of capacity, model, queue count or MTU must keep every slice on the link
-    within its delay target: 409 admission-rejected otherwise."""
+    """A change of capacity, model, queue count, MTU or frame overhead must keep every slice on
+    the link within its delay target: 409 admission-rejected otherwise."""
     return LinkPublic.model_validate(service.update_link(session, context, link_id, body))
 
 
@@ -86,4 +86,4 @@ def read_link_analysis(
     under the link's model or, to compare, under `model`."""
     link = admission.LinkParams.of(crud.get(session, Link, link_id))
     specs = admission.stored_loads(session, [link])[link.id].specs()
-    return analyze(specs, link.capacity_bps, model or link.model).to_dict()
+    return analyze(specs, link.capacity_bps, model or link.model, link.framing).to_dict()

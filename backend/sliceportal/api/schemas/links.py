@@ -16,11 +16,32 @@ from sliceportal.api.schemas.common import (
 )
 from sliceportal.db.models import MAX_PORT, MAX_QUEUES
 from sliceportal.domain import Model
+from sliceportal.domain.spec import MAX_FRAME_OVERHEAD_BYTES, MIN_QUEUES
 
 Port = Annotated[int, Field(ge=0, le=MAX_PORT)]
-Capacity = Annotated[float, Field(gt=0, description="bit/s")]
-QueueCount = Annotated[int, Field(ge=1, le=MAX_QUEUES)]
+Capacity = Annotated[
+    float, Field(gt=0, description="bit/s, as `frame_overhead_bytes` says what it counts")
+]
+QueueCount = Annotated[
+    int,
+    Field(
+        ge=MIN_QUEUES,
+        le=MAX_QUEUES,
+        description="strict-priority queues; best effort (priority 0) keeps one, so the "
+        "slices may use queue_count - 1 priority levels",
+    ),
+]
 Mtu = Annotated[int, Field(ge=64, le=65535)]
+FRAME_OVERHEAD = (
+    "bytes a frame costs on the wire beyond what the data plane counts: 0 when capacity_bps "
+    "counts frame bytes as the data plane does (Ethernet header, VLAN tag, IP packet), 24 when "
+    "it is the line rate (preamble and start delimiter, FCS, inter-frame gap)"
+)
+FrameOverhead = Annotated[int, Field(ge=0, le=MAX_FRAME_OVERHEAD_BYTES, description=FRAME_OVERHEAD)]
+MODEL = (
+    "the bound admission enforces: netcalc (the sound one) or harkous (the paper's eq. 3, "
+    "not an upper bound)"
+)
 
 
 class LinkCreate(InputModel):
@@ -30,8 +51,11 @@ class LinkCreate(InputModel):
     port: Port
     capacity_bps: Capacity
     queue_count: QueueCount = MAX_QUEUES
-    model: Model | None = Field(default=None, description="default: the server's default_model")
+    model: Model | None = Field(
+        default=None, description=f"{MODEL}; default: the server's default_model (netcalc)"
+    )
     mtu_bytes: Mtu | None = Field(default=None, description="default: the server's MTU setting")
+    frame_overhead_bytes: FrameOverhead = 0
 
 
 class LinkUpdate(PatchModel):
@@ -42,8 +66,9 @@ class LinkUpdate(PatchModel):
     port: Port | None = None
     capacity_bps: Capacity | None = None
     queue_count: QueueCount | None = None
-    model: Model | None = None
+    model: Model | None = Field(default=None, description=MODEL)
     mtu_bytes: Mtu | None = None
+    frame_overhead_bytes: FrameOverhead | None = None
 
 
 class LinkPublic(PublicModel):
@@ -56,6 +81,7 @@ class LinkPublic(PublicModel):
     queue_count: int
     model: Model
     mtu_bytes: int
+    frame_overhead_bytes: int = Field(description=FRAME_OVERHEAD)
     created_at: dt.datetime
     updated_at: dt.datetime
 

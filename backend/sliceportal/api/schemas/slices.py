@@ -21,7 +21,7 @@ from sliceportal.api.schemas.common import (
     RowId,
 )
 from sliceportal.db.choices import QueueScheme, SliceState
-from sliceportal.db.models import MAX_DP_SID, MAX_PRIORITY
+from sliceportal.db.models import MAX_DP_SID, MAX_PRIORITY, MIN_PRIORITY
 
 
 def _sorted_unique(prefixes: list[IPv4Network]) -> list[IPv4Network]:
@@ -42,7 +42,14 @@ Prefixes = Annotated[
 ]
 Seconds = Annotated[float, Field(gt=0, le=3600, description="seconds")]
 Rate = Annotated[float, Field(gt=0, description="bit/s")]
-Priority = Annotated[int, Field(ge=0, le=MAX_PRIORITY, description="7 is the highest")]
+Priority = Annotated[
+    int,
+    Field(
+        ge=MIN_PRIORITY,
+        le=MAX_PRIORITY,
+        description="1 to 7, 7 is the highest; 0 is best effort's (unclassified traffic)",
+    ),
+]
 PacketBytes = Annotated[int, Field(ge=64, le=65535)]
 LinkIds = Annotated[list[RowId], Field(min_length=1, max_length=64), AfterValidator(_unique_ids)]
 DpSid = Annotated[int, Field(ge=1, le=MAX_DP_SID)]
@@ -70,7 +77,10 @@ class SliceCreate(InputModel):
     ipv4_prefixes: Prefixes = []
     rate_bps: Rate
     burst_limit_s: Seconds | None = Field(default=None, description="or give burst_bytes")
-    burst_bytes: Annotated[float, Field(gt=0)] | None = None
+    burst_bytes: Annotated[float, Field(gt=0)] | None = Field(
+        default=None,
+        description="bytes; with burst_limit_s only when rate_bps × burst_limit_s / 8 is this",
+    )
     delay_target_s: Seconds | None = Field(default=None, description="default: burst_limit_s")
     e2e_delay_target_s: Seconds | None = Field(default=None, description=E2E_TARGET)
     priority: Priority

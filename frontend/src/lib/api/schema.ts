@@ -261,8 +261,8 @@ export interface paths {
         head?: never;
         /**
          * Update Link
-         * @description A change of capacity, model, queue count or MTU must keep every slice on the link
-         *     within its delay target: 409 admission-rejected otherwise.
+         * @description A change of capacity, model, queue count, MTU or frame overhead must keep every slice on
+         *     the link within its delay target: 409 admission-rejected otherwise.
          */
         patch: operations["links-update_link"];
         trace?: never;
@@ -989,21 +989,28 @@ export interface components {
             port: number;
             /**
              * Capacity Bps
-             * @description bit/s
+             * @description bit/s, as `frame_overhead_bytes` says what it counts
              */
             capacity_bps: number;
             /**
              * Queue Count
+             * @description strict-priority queues; best effort (priority 0) keeps one, so the slices may use queue_count - 1 priority levels
              * @default 8
              */
             queue_count?: number;
-            /** @description default: the server's default_model */
+            /** @description the bound admission enforces: netcalc (the sound one) or harkous (the paper's eq. 3, not an upper bound); default: the server's default_model (netcalc) */
             model?: components["schemas"]["Model"] | null;
             /**
              * Mtu Bytes
              * @description default: the server's MTU setting
              */
             mtu_bytes?: number | null;
+            /**
+             * Frame Overhead Bytes
+             * @description bytes a frame costs on the wire beyond what the data plane counts: 0 when capacity_bps counts frame bytes as the data plane does (Ethernet header, VLAN tag, IP packet), 24 when it is the line rate (preamble and start delimiter, FCS, inter-frame gap)
+             * @default 0
+             */
+            frame_overhead_bytes?: number;
         };
         /** LinkPublic */
         LinkPublic: {
@@ -1024,6 +1031,11 @@ export interface components {
             model: components["schemas"]["Model"];
             /** Mtu Bytes */
             mtu_bytes: number;
+            /**
+             * Frame Overhead Bytes
+             * @description bytes a frame costs on the wire beyond what the data plane counts: 0 when capacity_bps counts frame bytes as the data plane does (Ethernet header, VLAN tag, IP packet), 24 when it is the line rate (preamble and start delimiter, FCS, inter-frame gap)
+             */
+            frame_overhead_bytes: number;
             /**
              * Created At
              * Format: date-time
@@ -1103,9 +1115,12 @@ export interface components {
             capacity_bps?: number | null;
             /** Queue Count */
             queue_count?: number | null;
+            /** @description the bound admission enforces: netcalc (the sound one) or harkous (the paper's eq. 3, not an upper bound) */
             model?: components["schemas"]["Model"] | null;
             /** Mtu Bytes */
             mtu_bytes?: number | null;
+            /** Frame Overhead Bytes */
+            frame_overhead_bytes?: number | null;
         };
         /**
          * Measured
@@ -1341,7 +1356,10 @@ export interface components {
              * @description or give burst_bytes
              */
             burst_limit_s?: number | null;
-            /** Burst Bytes */
+            /**
+             * Burst Bytes
+             * @description bytes; with burst_limit_s only when rate_bps × burst_limit_s / 8 is this
+             */
             burst_bytes?: number | null;
             /**
              * Delay Target S
@@ -1355,7 +1373,7 @@ export interface components {
             e2e_delay_target_s?: number | null;
             /**
              * Priority
-             * @description 7 is the highest
+             * @description 1 to 7, 7 is the highest; 0 is best effort's (unclassified traffic)
              */
             priority: number;
             /** @default tail_drop */
@@ -3352,7 +3370,7 @@ export interface operations {
             query?: {
                 /** @description default: the server's default_model */
                 model?: components["schemas"]["Model"] | null;
-                /** @description hardware queues */
+                /** @description priority levels the slices may use: a link's queues but best effort's */
                 levels?: number;
             };
             header?: never;

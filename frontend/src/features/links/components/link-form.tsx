@@ -5,7 +5,7 @@ import { Button } from '@/components/ui/button';
 import { Field } from '@/components/ui/field';
 import { Notice } from '@/components/ui/notice';
 import { UnitInput } from '@/components/ui/unit-input';
-import { MODELS, MODEL_HINTS, MODEL_LABELS } from '@/lib/analysis';
+import { DEFAULT_MODEL, FRAME_OVERHEADS, MODELS, MODEL_HINTS, MODEL_LABELS } from '@/lib/analysis';
 import type { LinkPublic, Model } from '@/lib/api/schema';
 import { formatDelay } from '@/lib/format';
 import { ApiError, errorMessage, fieldErrors } from '@/lib/problem';
@@ -25,7 +25,11 @@ interface Values {
   queueCount: string;
   model: Model | '';
   mtu: string;
+  frameOverhead: string;
 }
+
+/** A link's queues: best effort keeps one, its slices the others (`links.queue_count`). */
+export const QUEUE_LIMITS = { min: 2, max: 8 } as const;
 
 export function validateLink(v: Values, creating: boolean): Record<string, string> {
   const e: Record<string, string> = {};
@@ -39,7 +43,13 @@ export function validateLink(v: Values, creating: boolean): Record<string, strin
   if (capacity === null) e.capacity_bps = 'Required.';
   else if (!Number.isFinite(capacity) || capacity <= 0) e.capacity_bps = 'Must be greater than 0.';
   const queues = parseDecimal(v.queueCount);
-  if (queues === null || !Number.isInteger(queues) || queues < 1 || queues > 8) e.queue_count = 'A whole number from 1 to 8.';
+  if (queues === null || !Number.isInteger(queues) || queues < QUEUE_LIMITS.min || queues > QUEUE_LIMITS.max) {
+    e.queue_count = `A whole number from ${QUEUE_LIMITS.min} to ${QUEUE_LIMITS.max} (best effort keeps one).`;
+  }
+  const overhead = parseDecimal(v.frameOverhead);
+  if (overhead === null || !Number.isInteger(overhead) || overhead < 0 || overhead > 64) {
+    e.frame_overhead_bytes = 'Choose what the capacity counts.';
+  }
   const mtu = parseDecimal(v.mtu);
   if (mtu !== null && (!Number.isInteger(mtu) || mtu < 64 || mtu > 65535)) e.mtu_bytes = 'A whole number from 64 to 65535.';
   return e;
@@ -67,6 +77,7 @@ export function LinkForm({
     queueCount: String(link?.queue_count ?? 8),
     model: link?.model ?? '',
     mtu: link ? String(link.mtu_bytes) : '',
+    frameOverhead: String(link?.frame_overhead_bytes ?? 0),
   });
   const [submitted, setSubmitted] = useState(false);
   const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
@@ -90,6 +101,7 @@ export function LinkForm({
       port: Number(values.port),
       capacity_bps: (parseDecimal(values.capacityMbps) ?? 0) * MBIT,
       queue_count: Number(values.queueCount),
+      frame_overhead_bytes: Number(values.frameOverhead),
       ...(values.model ? { model: values.model } : {}),
       ...(values.mtu.trim() ? { mtu_bytes: Number(values.mtu) } : {}),
     };
@@ -143,10 +155,37 @@ export function LinkForm({
         <Field label="Capacity" required error={errors.capacity_bps}>
           <UnitInput unit="Mbit/s" value={values.capacityMbps} onChange={set('capacityMbps')} />
         </Field>
-        <Field label="Priority queues" required error={errors.queue_count} hint="BMv2: 8 with --priority-queues 8.">
+        <Field
+          label="Priority queues"
+          required
+          error={errors.queue_count}
+          hint="2 to 8, one of them best effort's (priority 0): slices use the others. BMv2: 8 with --priority-queues 8."
+        >
           <input type="text" inputMode="numeric" value={values.queueCount} onChange={set('queueCount')} />
         </Field>
-        <Field label="Delay model" error={errors.model} hint={values.model ? MODEL_HINTS[values.model] : "Default: the server's model."}>
+        <Field
+          label="Capacity counts"
+          required
+          error={errors.frame_overhead_bytes}
+          hint="Frame bytes: as the data plane counts them (Ethernet header, VLAN tag, IP packet). Line rate: also each frame's preamble, FCS and inter-frame gap (24 bytes)."
+        >
+          <select value={values.frameOverhead} onChange={set('frameOverhead')}>
+            {FRAME_OVERHEADS.map((o) => (
+              <option key={o.bytes} value={String(o.bytes)}>
+                {o.label}
+              </option>
+            ))}
+            {/* A link given another overhead through the API keeps it. */}
+            {!FRAME_OVERHEADS.some((o) => String(o.bytes) === values.frameOverhead) && (
+              <option value={values.frameOverhead}>{values.frameOverhead} bytes per frame</option>
+            )}
+          </select>
+        </Field>
+        <Field
+          label="Delay model"
+          error={errors.model}
+          hint={values.model ? MODEL_HINTS[values.model] : `Default: the server's model (${MODEL_LABELS[DEFAULT_MODEL]}, unless configured otherwise).`}
+        >
           <select value={values.model} onChange={set('model')}>
             {creating && <option value="">Server default</option>}
             {MODELS.map((m) => (

@@ -18,7 +18,16 @@ import { Notice } from '@/components/ui/notice';
 import { PageHeader } from '@/components/ui/page-header';
 import { QueryErrorState, StateView } from '@/components/ui/states';
 import { paths } from '@/config/paths';
-import { MODEL_LABELS, linkDocument, sliceDoc, worstSlack, type LinkAnalysis } from '@/lib/analysis';
+import {
+  DEFAULT_MODEL,
+  FRAME_OVERHEADS,
+  MODEL_LABELS,
+  linkDocument,
+  sliceDoc,
+  sliceLevels,
+  worstSlack,
+  type LinkAnalysis,
+} from '@/lib/analysis';
 import { formatDelay, formatRate } from '@/lib/format';
 import { errorMessage } from '@/lib/problem';
 import { useDebouncedValue } from '@/lib/use-debounced-value';
@@ -28,6 +37,10 @@ import { DelayCapacityChart } from './delay-capacity-chart';
 import { LinkForm } from './link-form';
 import { PriorityStack } from './priority-stack';
 import { WhatIfPanel, applyScenario, baseScenario, isBase, type Scenario } from './what-if-panel';
+
+function frameOverheadLabel(bytes: number): string {
+  return FRAME_OVERHEADS.find((o) => o.bytes === bytes)?.label ?? `${bytes} bytes of overhead per frame`;
+}
 
 export function LinkView({ linkId, canAct }: { linkId: number; canAct: boolean }) {
   const link = useLink(linkId);
@@ -45,7 +58,7 @@ export function LinkView({ linkId, canAct }: { linkId: number; canAct: boolean }
   const whatIf = scenario !== null && !isBase(scenario, capacity);
   const scenarioDoc = useStableValue(baseDoc ? applyScenario(baseDoc, current) : null);
   const doc = useDebouncedValue(scenarioDoc, 60);
-  const model = link.data?.model ?? 'harkous';
+  const model = link.data?.model ?? DEFAULT_MODEL;
   const harkous = useAnalyzeBounds(doc, 'harkous');
   const netcalc = useAnalyzeBounds(doc, 'netcalc');
   const governing = model === 'netcalc' ? netcalc : harkous;
@@ -81,7 +94,7 @@ export function LinkView({ linkId, canAct }: { linkId: number; canAct: boolean }
               (analysis.admissible ? <Badge tone="ok">{whatIf ? 'what-if admissible' : 'admissible'}</Badge> : <Badge tone="bad">{whatIf ? 'what-if not admissible' : 'not admissible'}</Badge>)}
           </>
         }
-        description={`Port ${l.port} · ${l.queue_count} priority queues · MTU ${l.mtu_bytes} bytes · ${MODEL_LABELS[l.model]} model${l.description ? ` · ${l.description}` : ''}`}
+        description={`Port ${l.port} · ${l.queue_count} priority queues (${sliceLevels(l.queue_count)} for slices, one for best effort) · MTU ${l.mtu_bytes} bytes · capacity counts ${frameOverheadLabel(l.frame_overhead_bytes)} · admission by ${MODEL_LABELS[l.model]}${l.description ? ` · ${l.description}` : ''}`}
         actions={canAct && !editing && <Button onClick={() => setEditing(true)}>Edit link</Button>}
       />
       {editing && (
@@ -142,8 +155,8 @@ export function LinkView({ linkId, canAct }: { linkId: number; canAct: boolean }
                       <th scope="col">Slice</th>
                       <th scope="col" className="num">P</th>
                       <th scope="col" className="num">Target</th>
-                      <th scope="col" className="num">Paper</th>
-                      <th scope="col" className="num">NC</th>
+                      <th scope="col" className="num">{MODEL_LABELS.netcalc}</th>
+                      <th scope="col" className="num">{MODEL_LABELS.harkous}</th>
                       {whatIf && <th scope="col" className="num">Was</th>}
                     </tr>
                   </thead>
@@ -156,8 +169,8 @@ export function LinkView({ linkId, canAct }: { linkId: number; canAct: boolean }
                           <td>{stored ? <Link to={paths.slice.href(stored.id)}>{s.name}</Link> : s.name}</td>
                           <td className="num">{s.priority}</td>
                           <td className="num">{formatDelay(s.delay_target_s)}</td>
-                          <td className={`num ${hk.get(s.name)?.meets_target === false ? 'bound-bad' : ''}`}>{formatDelay(hk.get(s.name)?.worst_case_delay_s)}</td>
                           <td className={`num ${nc.get(s.name)?.meets_target === false ? 'bound-bad' : ''}`}>{formatDelay(nc.get(s.name)?.worst_case_delay_s)}</td>
+                          <td className={`num ${hk.get(s.name)?.meets_target === false ? 'bound-bad' : ''}`}>{formatDelay(hk.get(s.name)?.worst_case_delay_s)}</td>
                           {whatIf && <td className="num muted">{formatDelay(base.get(s.name)?.worst_case_delay_s)}</td>}
                         </tr>
                       );
@@ -167,7 +180,7 @@ export function LinkView({ linkId, canAct }: { linkId: number; canAct: boolean }
               </div>
             )}
             <p className="muted small" style={{ marginTop: 8 }}>
-              Paper: busy-period bound (eqs. 1–4). NC: network calculus with one packet of blocking. Red: above the target. This link's admission uses {MODEL_LABELS[model]}.
+              Network calculus: the sound bound, with one lower-priority frame of blocking (best effort's largest frame at least). Paper: the busy-period equations (1)–(4), shown beside it for comparison; they are not an upper bound. Red: above the target. This link's admission uses {MODEL_LABELS[model]}.
             </p>
           </Card>
           <Card title="Worst-case delay against capacity" subtitle="The paper's Fig. 15 for this link's slices.">

@@ -1,7 +1,7 @@
 import { Button } from '@/components/ui/button';
 import { Field } from '@/components/ui/field';
 import { UnitInput } from '@/components/ui/unit-input';
-import type { LinkDocument } from '@/lib/analysis';
+import { SLICE_PRIORITIES, type LinkDocument } from '@/lib/analysis';
 import { formatRate } from '@/lib/format';
 import { MBIT, inputText, parseDecimal } from '@/lib/units';
 
@@ -108,7 +108,7 @@ export function WhatIfPanel({
                     onChange({ ...scenario, priorities: next });
                   }}
                 >
-                  {[7, 6, 5, 4, 3, 2, 1, 0].map((p) => (
+                  {SLICE_PRIORITIES.map((p) => (
                     <option key={p} value={String(p)}>
                       {p}
                       {p === s.priority ? ' (now)' : ''}

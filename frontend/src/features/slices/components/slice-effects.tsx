@@ -1,6 +1,7 @@
 /**
  * While the operator types: the effect of the slice on every link it crosses, computed by
- * the API's analytics. Each slice's worst-case delay under both models against its target,
+ * the API's analytics. Each slice's worst-case delay under both models against its target
+ * (network calculus, the sound bound, first; the paper's eq. 3 beside it),
  * the slack, and when the slice does not fit: why, the minimum capacity and a priority plan
  * that would admit it, applicable with one click.
  */
@@ -16,10 +17,13 @@ import { Button } from '@/components/ui/button';
 import { Notice } from '@/components/ui/notice';
 import { QueryErrorState, StateView } from '@/components/ui/states';
 import {
+  DEFAULT_MODEL,
+  MODEL_HINTS,
   MODEL_LABELS,
   linkDocument,
   rateAtOrAbove,
   sliceDoc,
+  sliceLevels,
   violationReason,
   type LinkAnalysis,
   type SliceDoc,
@@ -119,13 +123,13 @@ function LinkEffect({
 
   const harkous = useAnalyzeBounds(doc, 'harkous');
   const netcalc = useAnalyzeBounds(doc, 'netcalc');
-  const model = link.data?.model ?? 'harkous';
+  const model = link.data?.model ?? DEFAULT_MODEL;
   const governing = model === 'netcalc' ? netcalc : harkous;
   const rejected = governing.data !== undefined && !governing.data.admissible;
   const ratesFit =
     doc !== null && link.data !== undefined && rateAtOrAbove(doc.slices, 0) <= link.data.capacity_bps;
   const minCapacity = useMinCapacity(rejected ? doc : null, model);
-  const plan = usePriorityPlan(rejected && ratesFit ? doc : null, model, link.data?.queue_count ?? 8);
+  const plan = usePriorityPlan(rejected && ratesFit ? doc : null, model, sliceLevels(link.data?.queue_count ?? 8));
   const applyPlan = useApplyPlanChanges();
   const raiseCapacity = useUpdateLinkCapacity();
 
@@ -151,7 +155,7 @@ function LinkEffect({
         <h3>
           {link.data.name}{' '}
           <span className="muted small">
-            {formatRate(capacity)} · {link.data.queue_count} queues · governed by{' '}
+            {formatRate(capacity)} · {link.data.queue_count} queues (one for best effort) · governed by{' '}
             {MODEL_LABELS[model]}
           </span>
         </h3>
@@ -175,8 +179,12 @@ function LinkEffect({
                 <th scope="col">Slice</th>
                 <th scope="col" className="num">Prio</th>
                 <th scope="col" className="num">Target</th>
-                <th scope="col" className="num" title={`Worst-case delay, ${MODEL_LABELS.harkous}`}>Paper</th>
-                <th scope="col" className="num" title={`Worst-case delay, ${MODEL_LABELS.netcalc}`}>NC</th>
+                <th scope="col" className="num" title={`Worst-case delay, ${MODEL_HINTS.netcalc}`}>
+                  {MODEL_LABELS.netcalc}
+                </th>
+                <th scope="col" className="num" title={`Worst-case delay, ${MODEL_HINTS.harkous}`}>
+                  {MODEL_LABELS.harkous}
+                </th>
                 <th scope="col" className="num">Slack</th>
               </tr>
             </thead>
@@ -196,10 +204,10 @@ function LinkEffect({
                     <td className="num">{s.priority}</td>
                     <td className="num">{formatDelay(target)}</td>
                     <td className="num">
-                      <BoundCell bound={h?.worst_case_delay_s} target={target} meets={h?.meets_target} />
+                      <BoundCell bound={n?.worst_case_delay_s} target={target} meets={n?.meets_target} />
                     </td>
                     <td className="num">
-                      <BoundCell bound={n?.worst_case_delay_s} target={target} meets={n?.meets_target} />
+                      <BoundCell bound={h?.worst_case_delay_s} target={target} meets={h?.meets_target} />
                     </td>
                     <td className="num">
                       <SlackCell slack={g?.slack_s} meets={g?.meets_target} />
@@ -210,7 +218,7 @@ function LinkEffect({
             </tbody>
           </table>
           <p className="muted small" style={{ marginTop: 4 }}>
-            Paper: busy-period bound; NC: network calculus. Slack under the link's model.
+            Network calculus is the sound bound; the paper's eq. 3 is shown beside it but is not an upper bound. Slack under the link's model.
           </p>
         </div>
       )}

@@ -19,7 +19,8 @@ export const LIMITS = {
   vlanMax: 4094,
   prefixesMax: 64,
   secondsMax: 3600,
-  priorityMin: 0,
+  /** 0 is best effort's (unclassified traffic): slices use 1 to 7. */
+  priorityMin: 1,
   priorityMax: 7,
   packetMin: 64,
   packetMax: 65535,

@@ -6,7 +6,7 @@ import { mockFetch, now, renderWithProviders, signInForTests } from '@/testing/t
 import { SliceForm } from './slice-form';
 
 const MBIT = 1e6;
-const link = { id: 1, switch_id: 1, name: 'edge-1-eth1', description: '', port: 1, capacity_bps: 400 * MBIT, queue_count: 8, model: 'harkous', mtu_bytes: 1500, created_at: now, updated_at: now };
+const link = { id: 1, switch_id: 1, name: 'edge-1-eth1', description: '', port: 1, capacity_bps: 400 * MBIT, queue_count: 8, model: 'netcalc', mtu_bytes: 1500, frame_overhead_bytes: 0, created_at: now, updated_at: now };
 const stored = (id: number, name: string, rate: number, burst: number) => ({
   id, name, description: '', vlan_id: null, ipv4_prefixes: ['10.0.0.0/16'], rate_bps: rate * MBIT, burst_limit_s: burst,
   burst_bytes: (rate * MBIT * burst) / 8, delay_target_s: burst, priority: 7, scheme: 'tail_drop', marking_threshold_s: null,
@@ -37,10 +37,10 @@ function api() {
       const doc = r.body as { slices: { name: string; priority: number; delay_target_s: number }[] };
       const d = doc.slices.every((s) => s.priority === 7) ? 0.0207 : 0.003;
       const slices = doc.slices.map((s) => bound(s.name, s.priority, s.name === 'Peering' && d < 0.01 ? 0.024 : d, s.delay_target_s));
-      return { body: { model: 'harkous', capacity_bps: 400 * MBIT, admissible: slices.every((s) => s.meets_target), total_rate_bps: 252 * MBIT, slices } };
+      return { body: { model: (r.search.includes('harkous') ? 'harkous' : 'netcalc'), capacity_bps: 400 * MBIT, admissible: slices.every((s) => s.meets_target), total_rate_bps: 252 * MBIT, slices } };
     },
-    'POST /api/v1/analysis/min-capacity': { model: 'harkous', min_capacity_bps: 828 * MBIT },
-    'POST /api/v1/analysis/priority-plan': { model: 'harkous', feasible: true, priorities: { Enterprise: 7, Peering: 6 }, exhaustive: true, reason: '' },
+    'POST /api/v1/analysis/min-capacity': { model: 'netcalc', min_capacity_bps: 828 * MBIT },
+    'POST /api/v1/analysis/priority-plan': { model: 'netcalc', feasible: true, priorities: { Enterprise: 7, Peering: 6 }, exhaustive: true, reason: '' },
     'POST /api/v1/slices': (r) => {
       posts += 1;
       const body = r.body as { priority: number };
@@ -87,6 +87,33 @@ describe('SliceForm', () => {
     expect(await within(effects).findByTestId('preview-plan')).toHaveTextContent('this slice → 6');
     await user.click(within(effects).getByRole('button', { name: 'Use priority 6' }));
     expect(screen.getByLabelText(/^Priority/)).toHaveValue('6');
+  });
+
+  it('offers the slice priorities 1 to 7: 0 is best effort\'s', () => {
+    api();
+    renderWithProviders(<SliceForm canAct onSaved={() => {}} onCancel={() => {}} />);
+    const priority = screen.getByLabelText(/^Priority/);
+    const options = within(priority).getAllByRole('option').map((o) => (o as HTMLOptionElement).value);
+    expect(options).toEqual(['7', '6', '5', '4', '3', '2', '1']);
+    expect(priority).toHaveAccessibleDescription(/0 is best effort's/);
+  });
+
+  it('governs by the sound bound and shows the paper\'s figure beside it, planning on the slice levels', async () => {
+    const { calls } = api();
+    const user = userEvent.setup();
+    renderWithProviders(<SliceForm canAct onSaved={() => {}} onCancel={() => {}} />);
+    await fill(user);
+    const effects = await screen.findByTestId('slice-effects');
+    expect(await within(effects).findByText(/governed by network calculus \(sound\)/)).toBeInTheDocument();
+    const table = await within(effects).findByRole('table', { name: /Worst-case delays/ });
+    const headers = within(table).getAllByRole('columnheader').map((h) => h.textContent);
+    expect(headers).toEqual(['Slice', 'Prio', 'Target', 'network calculus (sound)', 'paper (eq. 3, not an upper bound)', 'Slack']);
+    await within(effects).findByTestId('preview-plan');
+    const plans = calls.filter((c) => c.path === '/api/v1/analysis/priority-plan');
+    expect(plans.length).toBeGreaterThan(0);
+    // 8 queues: best effort keeps one, the slices may use 7 levels.
+    expect(new URLSearchParams(plans[0]?.search).get('levels')).toBe('7');
+    expect(new URLSearchParams(plans[0]?.search).get('model')).toBe('netcalc');
   });
 
   it('shows a rejection with its reason and applies the priority plan in one click', async () => {

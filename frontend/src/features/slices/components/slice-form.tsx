@@ -13,6 +13,7 @@ import { Field } from '@/components/ui/field';
 import { Notice } from '@/components/ui/notice';
 import { QueryErrorState, StateView } from '@/components/ui/states';
 import { UnitInput } from '@/components/ui/unit-input';
+import { SLICE_PRIORITIES } from '@/lib/analysis';
 import type { QueueScheme, SlicePublic } from '@/lib/api/schema';
 import { formatRate } from '@/lib/format';
 import { ApiError, errorMessage, fieldErrors } from '@/lib/problem';
@@ -151,12 +152,17 @@ export function SliceForm({
                 autoFocus={!editing}
               />
             </Field>
-            <Field label="Priority" required error={errorFor('priority')} hint="7 is the highest (strict priority).">
+            <Field
+              label="Priority"
+              required
+              error={errorFor('priority')}
+              hint="7 is the highest (strict priority); 0 is best effort's (unclassified traffic)."
+            >
               <select value={values.priority} onChange={(e) => set('priority', e.target.value)} onBlur={touch('priority')}>
-                {[7, 6, 5, 4, 3, 2, 1, 0].map((p) => (
+                {SLICE_PRIORITIES.map((p) => (
                   <option key={p} value={String(p)}>
                     {p}
-                    {p === 7 ? ' (highest)' : p === 0 ? ' (lowest)' : ''}
+                    {p === 7 ? ' (highest)' : p === 1 ? ' (lowest, above best effort)' : ''}
                   </option>
                 ))}
               </select>

@@ -1,0 +1,45 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+
+import type { LinkPublic } from '@/lib/api/schema';
+import { mockFetch, now, renderWithProviders, signInForTests } from '@/testing/test-utils';
+
+import { LinkForm, validateLink } from './link-form';
+
+const MBIT = 1e6;
+const link: LinkPublic = {
+  id: 3, switch_id: 1, name: 'eth1', description: '', port: 1, capacity_bps: 100 * MBIT, queue_count: 8,
+  model: 'netcalc', mtu_bytes: 1500, frame_overhead_bytes: 0, created_at: now, updated_at: now,
+};
+const values = {
+  switchId: '1', name: 'eth1', description: '', port: '1', capacityMbps: '100', queueCount: '8', model: '' as const, mtu: '', frameOverhead: '0',
+};
+
+describe('LinkForm', () => {
+  beforeEach(signInForTests);
+
+  it('keeps a queue for best effort: 2 to 8 queues', () => {
+    expect(validateLink({ ...values, queueCount: '1' }, true).queue_count).toMatch(/from 2 to 8/);
+    expect(validateLink({ ...values, queueCount: '2' }, true).queue_count).toBeUndefined();
+    expect(validateLink({ ...values, queueCount: '9' }, true).queue_count).toMatch(/from 2 to 8/);
+  });
+
+  it('says what the capacity counts, frame bytes by default, and sends the line rate as 24 bytes', async () => {
+    const calls = mockFetch({
+      'GET /api/v1/switches': { data: [], count: 0 },
+      'PATCH /api/v1/links/3': (r) => ({ body: { ...link, ...(r.body as object) } }),
+    });
+    const done = vi.fn();
+    const user = userEvent.setup();
+    renderWithProviders(<LinkForm link={link} onDone={done} onCancel={() => {}} />);
+    const counts = screen.getByLabelText(/^Capacity counts/);
+    expect(within(counts).getAllByRole('option').map((o) => o.textContent)).toEqual(['frame bytes (0)', 'line rate (24)']);
+    expect(counts).toHaveValue('0');
+    await user.selectOptions(counts, 'line rate (24)');
+    await user.click(screen.getByRole('button', { name: 'Save link' }));
+    await waitFor(() => expect(done).toHaveBeenCalledTimes(1));
+    const patch = calls.find((c) => c.method === 'PATCH');
+    expect(patch?.body).toMatchObject({ frame_overhead_bytes: 24, queue_count: 8 });
+    expect(done.mock.calls[0]?.[0]).toMatchObject({ frame_overhead_bytes: 24 });
+  });
+});
