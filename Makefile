@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 
 UI_SOURCES := $(shell find frontend/src frontend/index.html frontend/package-lock.json -type f 2>/dev/null)
 
-.PHONY: setup run test bench lint
+.PHONY: setup run test bench lint mutation
 
 setup: $(STAMP)
 
@@ -32,3 +32,10 @@ bench: setup
 
 lint: setup
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy
+
+# Mutation testing (mutmut) of the data-plane arithmetic and the domain math against the shared
+# test vectors and the domain tests; prints the surviving mutants and the score. Not part of
+# `make test` (about 6 minutes on 2 cores). scripts/run-mutation says how it works and why
+# kernel.py (numba-compiled) is left out.
+mutation: setup
+	scripts/run-mutation
