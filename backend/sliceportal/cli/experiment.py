@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from sliceportal.cli import CliError, write_json
 from sliceportal.emulator.model.layout import DCTCP_MIN_CWND
@@ -71,24 +73,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=experiment)
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 <= value <= 86_400:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be between 0 and 86400 seconds")
-    return value
+N = TypeVar("N", int, float)
 
 
-def _packets(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of packets") from None
-    if not 1 <= value <= 10_000:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be between 1 and 10000 packets")
-    return value
+def _bounded(parse: Callable[[str], N], low: N, high: N, unit: str) -> Callable[[str], N]:
+    """An argparse type: ``parse`` of the text, refused outside [low, high] ``unit``."""
+
+    def check(text: str) -> N:
+        try:
+            value = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: must be between {low:g} and {high:g} {unit}"
+            )
+        return value
+
+    return check
+
+
+_seconds = _bounded(float, 0.0, 86_400.0, "seconds")
+_packets = _bounded(int, 1, 10_000, "packets")
 
 
 def experiment(args: argparse.Namespace) -> int:

@@ -192,6 +192,26 @@ class Framing:
 STANDARD_FRAMING = Framing()
 
 
+class LinkShape:
+    """What follows from a link's MTU, frame overhead and hardware queues, for the link
+    records of the services and the reports (dataclasses declaring those three fields)."""
+
+    __slots__ = ()
+    mtu_bytes: int
+    frame_overhead_bytes: int
+    queue_count: int
+
+    @property
+    def framing(self) -> Framing:
+        """What the capacity counts, and the largest frame (best effort's) on the link."""
+        return Framing.of_link(self.mtu_bytes, self.frame_overhead_bytes)
+
+    @property
+    def slice_levels(self) -> int:
+        """Priority levels its slices may use: every queue but best effort's."""
+        return slice_levels(self.queue_count)
+
+
 def _check_name(value: object, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise SpecError(field, "must be a non-empty string")

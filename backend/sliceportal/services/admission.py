@@ -33,7 +33,7 @@ from sliceportal.domain.endtoend import Hop, PathBound, hop_bound, path_bound
 from sliceportal.domain.formatting import format_rate
 from sliceportal.domain.levelloads import LevelLoad, upper_aggregates
 from sliceportal.domain.pathcapacity import path_capacity_fix
-from sliceportal.domain.spec import Framing, max_frame_bytes, slice_levels
+from sliceportal.domain.spec import LinkShape, max_frame_bytes
 from sliceportal.services import crud
 from sliceportal.services.errors import AdmissionRejectedError, ConflictError
 
@@ -43,7 +43,7 @@ RETRIES = 3
 
 
 @dataclass(frozen=True)
-class LinkParams:
+class LinkParams(LinkShape):
     """What admission needs of a link: stored, or as a pending update would leave it."""
 
     id: int
@@ -65,16 +65,6 @@ class LinkParams:
             link.mtu_bytes,
             link.frame_overhead_bytes,
         )
-
-    @property
-    def framing(self) -> Framing:
-        """What the capacity counts, and the largest frame (best effort's) on the link."""
-        return Framing.of_link(self.mtu_bytes, self.frame_overhead_bytes)
-
-    @property
-    def slice_levels(self) -> int:
-        """Priority levels its slices may use: every queue but best effort's."""
-        return slice_levels(self.queue_count)
 
     @property
     def max_frame_bytes(self) -> int:

@@ -15,7 +15,7 @@ from sliceportal.domain.bounds import FloatArray, IntArray, SliceArrays, slice_a
 from sliceportal.domain.spec import (
     MAX_PACKET_BYTES,
     MAX_TIME_S,
-    Framing,
+    LinkShape,
     Model,
     SliceSpec,
     SpecError,
@@ -25,13 +25,12 @@ from sliceportal.domain.spec import (
     check_number,
     check_queue_count,
     max_frame_bytes,
-    slice_levels,
     slice_spec,
 )
 
 
 @dataclass(frozen=True, slots=True)
-class NetworkLink:
+class NetworkLink(LinkShape):
     """An egress port: its capacity, the delay model admission enforces on it, its queues."""
 
     id: int
@@ -43,15 +42,6 @@ class NetworkLink:
     queue_count: int
     mtu_bytes: int
     frame_overhead_bytes: int = 0
-
-    @property
-    def framing(self) -> Framing:
-        return Framing.of_link(self.mtu_bytes, self.frame_overhead_bytes)
-
-    @property
-    def slice_levels(self) -> int:
-        """Priority levels its slices may use: best effort keeps a queue."""
-        return slice_levels(self.queue_count)
 
 
 @dataclass(frozen=True, slots=True)
