@@ -32,7 +32,7 @@ def _wrap(text: str, first: str, rest: str) -> list[str]:
     return [(first if i == 0 else rest) + line for i, line in enumerate(lines)]
 
 
-Value = int | list[int]
+Value = int
 Constant = tuple[str, Value, str]
 
 
@@ -57,6 +57,11 @@ def _derive(c: dict[str, Value]) -> list[Constant]:
         ("VQ_UNITS_PER_NS", 1 << num("VQ_FRAC_BITS"), "Virtual-queue time units per nanosecond."),
         ("VQ_UNITS_PER_TICK", units_per_tick, "Virtual-queue time units per timestamp tick."),
         (
+            "HIST_BEST_EFFORT_TARGET_VQ",
+            (num("HIST_BEST_EFFORT_TARGET_US") * 1000) << num("VQ_FRAC_BITS"),
+            "HIST_BEST_EFFORT_TARGET_US in vq units, the best_effort action's histogram target.",
+        ),
+        (
             "VQ_ELAPSED_CAP_TICKS",
             -(-max_param // units_per_tick),
             "An idle time of this many ticks drains any virtual queue (every delay is below "
@@ -77,18 +82,19 @@ def _check(c: dict[str, Value]) -> None:
         if not ok:
             raise SystemExit(f"p4/constants.json: {why}")
 
-    edges = c["HIST_BUCKET_EDGES_US"]
-    assert isinstance(edges, list)
     delay_limit = 1 << num("VQ_DELAY_WIDTH")
     byte_time_max = (1 << num("BYTE_TIME_WIDTH")) - 1
     units_per_ns = 1 << num("VQ_FRAC_BITS")
     need(num("MAX_SLICES") <= 1 << num("DP_SID_WIDTH"), "MAX_SLICES exceeds DP_SID_WIDTH")
     need(num("BEST_EFFORT_DP_SID") < num("MAX_SLICES"), "BEST_EFFORT_DP_SID >= MAX_SLICES")
     need(
-        len(edges) == (1 << num("HIST_BUCKET_BITS")) - 1,
-        "HIST_BUCKET_EDGES_US needs one edge fewer than buckets (the P4 compares 7 edges)",
+        num("HIST_BUCKET_BITS") == 3,
+        "HIST_BUCKET_BITS: slice_monitor.p4's delay_bucket compares exactly 7 edges",
     )
-    need(all(0 < a < b for a, b in zip(edges, edges[1:], strict=False)), "edges not increasing")
+    need(
+        0 < num("HIST_BEST_EFFORT_TARGET_US") * 1000 <= num("BURST_LIMIT_MAX_NS"),
+        "HIST_BEST_EFFORT_TARGET_US must be positive and fit VQ_PARAM_WIDTH",
+    )
     need(
         -(-8_000_000_000 * units_per_ns // num("RATE_MIN_BPS")) <= byte_time_max,
         "RATE_MIN_BPS: its byte time does not fit BYTE_TIME_WIDTH",
@@ -122,16 +128,9 @@ def render_p4(constants: list[Constant]) -> str:
         "#ifndef SLICEPORTAL_CONSTANTS_P4_",
         "#define SLICEPORTAL_CONSTANTS_P4_",
     ]
-    frac_bits = next(value for name, value, _ in constants if name == "VQ_FRAC_BITS")
-    assert isinstance(frac_bits, int)
     for name, value, doc in constants:
         lines += ["", *_wrap(doc, "// ", "// ")]
-        if isinstance(value, list):
-            # P4 has no arrays: one define per edge, already in vq units for the comparisons.
-            for k, edge in enumerate(value, start=1):
-                lines.append(f"#define HIST_EDGE_{k}_VQ {(edge * 1000) << frac_bits}  // {edge} us")
-        else:
-            lines.append(f"#define {name} {value}")
+        lines.append(f"#define {name} {value}")
     lines += ["", "#endif  // SLICEPORTAL_CONSTANTS_P4_", ""]
     return "\n".join(lines)
 
@@ -153,11 +152,7 @@ def render_py(constants: list[Constant]) -> str:
     ]
     for name, value, doc in constants:
         lines.append("")
-        if isinstance(value, list):
-            items = ", ".join(str(v) for v in value)
-            lines.append(f"{name}: Final[tuple[int, ...]] = ({items})")
-        else:
-            lines.append(f"{name}: Final = {_py_int(value)}")
+        lines.append(f"{name}: Final = {_py_int(value)}")
         doc_lines = _wrap(doc, '"""', "")
         doc_lines[-1] += '"""'
         lines += doc_lines
@@ -170,11 +165,7 @@ def render_ts(constants: list[Constant]) -> str:
     lines = [f"// {BANNER}"]
     for name, value, doc in constants:
         lines += ["", "/**", *_wrap(doc, " * ", " * "), " */"]
-        if isinstance(value, list):
-            items = ", ".join(str(v) for v in value)
-            lines.append(f"export const {name}: readonly number[] = [{items}];")
-        else:
-            lines.append(f"export const {name} = {_py_int(value)};")
+        lines.append(f"export const {name} = {_py_int(value)};")
     lines.append("")
     return "\n".join(lines)
 

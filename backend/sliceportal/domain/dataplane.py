@@ -158,6 +158,31 @@ def vq_units_to_seconds(units: int) -> float:
     return units / VQ_UNITS_PER_S
 
 
+def histogram_target(delay_target_s: float) -> int:
+    """The ``hist_target`` parameter: a delay target in vq units (rounded down, like C_DELAY),
+    capped at the longest the parameter holds (a target beyond it still gets the top bucket
+    for "above 4 s")."""
+    value = _exact(delay_target_s, "delay_target_s")
+    if value < 0:
+        raise DataplaneValueError("delay_target_s", f"must be at least 0, got {delay_target_s}")
+    return math.floor(min(value, Fraction(c.BURST_LIMIT_MAX_NS, NS_PER_S)) * VQ_UNITS_PER_S)
+
+
+def histogram_edges(target: int) -> tuple[int, ...]:
+    """The upper edges of buckets 0-6 for a histogram target in vq units, exactly as
+    slice_monitor.p4's ``delay_bucket`` computes them: T/16, T/8, T/4, T/2, T - T/4, T - T/8
+    and T, each quotient rounded down. Bucket 7 holds the delays of T and above."""
+    return (
+        target >> 4,
+        target >> 3,
+        target >> 2,
+        target >> 1,
+        target - (target >> 2),
+        target - (target >> 3),
+        target,
+    )
+
+
 def _prefix(text: object, field: str) -> ipaddress.IPv4Network:
     if not isinstance(text, str):
         raise DataplaneValueError(field, f"must be an IPv4 prefix string, got {text!r}")
@@ -199,6 +224,8 @@ class DataplaneSlice:
     scheme: Scheme
     marking_threshold_s: float | None
     egress_port: int
+    delay_target_s: float | None = None
+    """The SLA's delay target, the top edge of the slice's histograms; None: the burst limit."""
 
     def __post_init__(self) -> None:
         _int_in(self.dp_sid, "dp_sid", 0, c.MAX_SLICES - 1)
@@ -247,7 +274,8 @@ class DataplaneSlice:
                 )
         elif self.marking_threshold_s is not None:
             raise DataplaneValueError("marking_threshold_s", "tail_drop marks nothing")
-        return SlicePolicy(self.priority, bt, c_delay, m_delay)
+        target = self.burst_limit_s if self.delay_target_s is None else self.delay_target_s
+        return SlicePolicy(self.priority, bt, c_delay, m_delay, histogram_target(target))
 
 
 @dataclass(frozen=True)
@@ -258,6 +286,8 @@ class SlicePolicy:
     byte_time: int
     c_delay: int
     m_delay: int | None
+    hist_target: int
+    """The delay target in vq units: the top edge of the slice's delay histograms."""
 
     @property
     def action(self) -> str:
@@ -272,6 +302,7 @@ class SlicePolicy:
         ]
         if self.m_delay is not None:
             params.append(("m_delay", self.m_delay))
+        params.append(("hist_target", self.hist_target))
         return tuple(params)
 
 
@@ -426,9 +457,10 @@ def real_delay_units(deq_timedelta: int) -> int:
     return _fits(_fits(deq_timedelta, 32) * c.VQ_UNITS_PER_TICK, c.VQ_DELAY_WIDTH)
 
 
-def delay_bucket(delay: int) -> int:
-    """Histogram bucket of a delay in vq units (the P4 function of the same name)."""
-    edges = [us * 1000 * c.VQ_UNITS_PER_NS for us in c.HIST_BUCKET_EDGES_US]
+def delay_bucket(delay: int, target: int) -> int:
+    """Histogram bucket of a delay in vq units for a histogram target in vq units (the P4
+    function of the same name)."""
+    edges = histogram_edges(target)
     return next((b for b, edge in enumerate(edges) if delay < edge), len(edges))
 
 
@@ -493,11 +525,12 @@ class SliceCounters:
 
 @dataclass(frozen=True)
 class DelayBucket:
-    """A histogram bucket: [lower_us, upper_us), ``upper_us`` None for the open last one."""
+    """A histogram bucket: [lower_s, upper_s), ``upper_s`` None for the open last one (the
+    delays at or above the slice's target)."""
 
     index: int
-    lower_us: int
-    upper_us: int | None
+    lower_s: float
+    upper_s: float | None
 
 
 @dataclass(frozen=True)
@@ -510,18 +543,24 @@ class DelayPercentiles:
     max: DelayBucket
 
 
-def _bucket(index: int) -> DelayBucket:
-    edges = c.HIST_BUCKET_EDGES_US
-    lower = edges[index - 1] if index > 0 else 0
-    return DelayBucket(index, lower, edges[index] if index < len(edges) else None)
+def histogram_edges_s(target: int) -> tuple[float, ...]:
+    """:func:`histogram_edges` in seconds."""
+    return tuple(vq_units_to_seconds(edge) for edge in histogram_edges(target))
 
 
-def delay_percentiles(histogram: Sequence[int]) -> DelayPercentiles | None:
-    """Percentile buckets of a delay histogram; None when it counted no packet.
+def delay_percentiles(histogram: Sequence[int], target: int) -> DelayPercentiles | None:
+    """Percentile buckets of a delay histogram of target ``target`` (vq units); None when it
+    counted no packet.
 
     A histogram knows a delay only to its bucket, so each percentile is the bucket that holds
-    it: "p99 is below upper_us" is exact, a single number would not be.
+    it: "p99 is below upper_s" is exact, a single number would not be.
     """
+    edges = histogram_edges_s(target)
+
+    def _bucket(index: int) -> DelayBucket:
+        lower = edges[index - 1] if index > 0 else 0.0
+        return DelayBucket(index, lower, edges[index] if index < len(edges) else None)
+
     if len(histogram) != c.HIST_BUCKETS or any(n < 0 for n in histogram):
         raise DataplaneValueError("histogram", f"needs {c.HIST_BUCKETS} non-negative counts")
     total = sum(histogram)
@@ -563,8 +602,11 @@ def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def slice_stats(previous: SliceCounters, current: SliceCounters, interval_s: float) -> SliceStats:
-    """Rates, ratios and delay percentiles over ``interval_s`` between two readings.
+def slice_stats(
+    previous: SliceCounters, current: SliceCounters, interval_s: float, hist_target: int
+) -> SliceStats:
+    """Rates, ratios and delay percentiles over ``interval_s`` between two readings of a slice
+    whose histograms have the target ``hist_target`` (vq units).
 
     Counters only grow (64 bits wrap after decades even at 100 Gbit/s), so a smaller value
     means the switch lost them (restart, pipeline pushed again): then the current reading
@@ -592,7 +634,7 @@ def slice_stats(previous: SliceCounters, current: SliceCounters, interval_s: flo
         vq_drop_ratio=_ratio(vq_dropped.packets, offered),
         real_drop_ratio=_ratio(real_dropped.packets, offered),
         mark_ratio=_ratio(marked.packets, forwarded.packets),
-        vq_delay=delay_percentiles(vq_hist),
-        real_delay=delay_percentiles(real_hist),
+        vq_delay=delay_percentiles(vq_hist, hist_target),
+        real_delay=delay_percentiles(real_hist, hist_target),
         counters_reset=reset,
     )

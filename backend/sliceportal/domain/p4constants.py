@@ -90,11 +90,11 @@ HIST_BUCKET_BITS: Final = 3
 bucket) is dp_sid * 8 + bucket. BMv2 reads counters one cell at a time (about 0.1 ms
 each), so the cells per slice stay few."""
 
-HIST_BUCKET_EDGES_US: Final[tuple[int, ...]] = (100, 500, 1000, 2000, 5000, 10000, 20000)
-"""Upper edges of the delay-histogram buckets, microseconds: bucket 0 is [0, 100 us),
-bucket k is [edge k-1, edge k), the last bucket is [20 ms, infinity). A 1-2-5 scale over
-the delay targets of real slices (the paper's 5, 10, 20 and 30 ms) that also separates
-the microsecond real-queue delays of an idle link."""
+HIST_BEST_EFFORT_TARGET_US: Final = 20000
+"""Delay target of best effort's histograms, microseconds (slices use their own: the top
+edge of a slice's delay histograms is its delay target T, the edges below it T/16, T/8,
+T/4, T/2, T - T/4 and T - T/8, rounded down by shifts in the P4 program). 20 ms: best
+effort's buckets then end at 1.25, 2.5, 5, 10, 15, 17.5 and 20 ms."""
 
 MAX_PRIORITY: Final = 7
 """Highest slice priority."""
@@ -110,6 +110,9 @@ VQ_UNITS_PER_NS: Final = 65536
 
 VQ_UNITS_PER_TICK: Final = 65_536_000
 """Virtual-queue time units per timestamp tick."""
+
+HIST_BEST_EFFORT_TARGET_VQ: Final = 1_310_720_000_000
+"""HIST_BEST_EFFORT_TARGET_US in vq units, the best_effort action's histogram target."""
 
 VQ_ELAPSED_CAP_TICKS: Final = 4_294_968
 """An idle time of this many ticks drains any virtual queue (every delay is below

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from sliceportal.domain import p4constants as c
+from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.model.layout import DCTCP_MIN_CWND
 from sliceportal.experiments.runner import Report, SliceResult, WindowComparison
 
@@ -90,18 +90,20 @@ def _cdf(report: Report, path: Path) -> Path:
 
 
 def _histograms(report: Report, path: Path) -> Path:
-    edges = (0, *c.HIST_BUCKET_EDGES_US)
+    """The switch's histograms, each on its slice's own edges (from its delay target)."""
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["slice", "queue", "bucket", "lower_us", "upper_us", "packets", "cdf"])
         for r in report.slices:
+            upper_us = [e * 1e6 for e in dp.histogram_edges_s(r.slice_.slice_.policy().hist_target)]
+            lower_us = [0.0, *upper_us]
             for queue, hist in (("virtual", r.p4_vq_hist), ("real", r.p4_real_hist)):
                 total = sum(hist) or 1
                 running = 0
                 for b, count in enumerate(hist):
                     running += count
-                    upper = c.HIST_BUCKET_EDGES_US[b] if b < len(c.HIST_BUCKET_EDGES_US) else ""
-                    row = [r.slice_.label, queue, b, edges[b], upper, count]
+                    upper = f"{upper_us[b]:g}" if b < len(upper_us) else ""
+                    row = [r.slice_.label, queue, b, f"{lower_us[b]:g}", upper, count]
                     writer.writerow([*row, f"{running / total:.6f}"])
     return path
 

@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from sliceportal.domain import p4constants as c
+from sliceportal.domain import dataplane as dp
 from sliceportal.experiments.runner import Report, SliceResult
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
@@ -106,7 +106,7 @@ def _one_cdf(ax: Axes, r: SliceResult) -> None:
             ax.step(edges_ms, cdf, where="post", color=color)
         switch_total = sum(switch_hist)
         if switch_total:
-            upper_ms = np.array(c.HIST_BUCKET_EDGES_US) / 1e3
+            upper_ms = np.array(dp.histogram_edges_s(spec.policy().hist_target)) * 1e3
             cdf = np.cumsum(switch_hist[:-1]) / switch_total
             ax.plot(upper_ms, cdf, "o", color=color, fillstyle="none")
     ax.axvline(burst_ms, color="gray", linewidth=1, linestyle=":")

@@ -269,7 +269,7 @@ def _run(
         report.slices.append(
             _slice_result(
                 s,
-                dp.slice_stats(start, end, window),
+                dp.slice_stats(start, end, window, s.slice_.policy().hist_target),
                 report,
                 (first_tap[s.label], before_tap[s.label]),
                 (
@@ -300,7 +300,7 @@ def _sample(
     return Sample(
         time_s,
         s,
-        dp.slice_stats(before[s.label], now[s.label], sample_s),
+        dp.slice_stats(before[s.label], now[s.label], sample_s, s.slice_.policy().hist_target),
         mean_ms(tap_now.vq_sum_us, tap_then.vq_sum_us),
         mean_ms(tap_now.real_sum_us, tap_then.real_sum_us),
     )

@@ -132,12 +132,12 @@ export const MIN_BURST_FRAME_BYTES = 1518;
 export const HIST_BUCKET_BITS = 3;
 
 /**
- * Upper edges of the delay-histogram buckets, microseconds: bucket 0 is [0, 100 us),
- * bucket k is [edge k-1, edge k), the last bucket is [20 ms, infinity). A 1-2-5 scale over
- * the delay targets of real slices (the paper's 5, 10, 20 and 30 ms) that also separates
- * the microsecond real-queue delays of an idle link.
+ * Delay target of best effort's histograms, microseconds (slices use their own: the top
+ * edge of a slice's delay histograms is its delay target T, the edges below it T/16, T/8,
+ * T/4, T/2, T - T/4 and T - T/8, rounded down by shifts in the P4 program). 20 ms: best
+ * effort's buckets then end at 1.25, 2.5, 5, 10, 15, 17.5 and 20 ms.
  */
-export const HIST_BUCKET_EDGES_US: readonly number[] = [100, 500, 1000, 2000, 5000, 10000, 20000];
+export const HIST_BEST_EFFORT_TARGET_US = 20000;
 
 /**
  * Highest slice priority.
@@ -163,6 +163,11 @@ export const VQ_UNITS_PER_NS = 65536;
  * Virtual-queue time units per timestamp tick.
  */
 export const VQ_UNITS_PER_TICK = 65_536_000;
+
+/**
+ * HIST_BEST_EFFORT_TARGET_US in vq units, the best_effort action's histogram target.
+ */
+export const HIST_BEST_EFFORT_TARGET_VQ = 1_310_720_000_000;
 
 /**
  * An idle time of this many ticks drains any virtual queue (every delay is below

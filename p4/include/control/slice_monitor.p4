@@ -7,22 +7,26 @@
 #ifndef SLICEPORTAL_SLICE_MONITOR_P4_
 #define SLICEPORTAL_SLICE_MONITOR_P4_
 
-// Bucket of a delay in vq units; the edges are HIST_BUCKET_EDGES_US of p4/constants.json.
-hist_bucket_t delay_bucket(in vq_time_t delay) {
+// Bucket of a delay in vq units, on edges drawn from the slice's delay target T (vq units):
+// T/16, T/8, T/4, T/2, T - T/4, T - T/8 and T itself, each rounded down by the shift. So the
+// top bucket holds exactly the packets that waited T or longer, whatever the target, and the
+// buckets below it resolve the delays near the target finely enough for percentiles.
+hist_bucket_t delay_bucket(in vq_time_t delay, in vq_param_t target) {
+    vq_time_t t = (vq_time_t) target;
     hist_bucket_t bucket = HIST_BUCKETS - 1;
-    if (delay < HIST_EDGE_1_VQ) {
+    if (delay < (t >> 4)) {
         bucket = 0;
-    } else if (delay < HIST_EDGE_2_VQ) {
+    } else if (delay < (t >> 3)) {
         bucket = 1;
-    } else if (delay < HIST_EDGE_3_VQ) {
+    } else if (delay < (t >> 2)) {
         bucket = 2;
-    } else if (delay < HIST_EDGE_4_VQ) {
+    } else if (delay < (t >> 1)) {
         bucket = 3;
-    } else if (delay < HIST_EDGE_5_VQ) {
+    } else if (delay < t - (t >> 2)) {
         bucket = 4;
-    } else if (delay < HIST_EDGE_6_VQ) {
+    } else if (delay < t - (t >> 3)) {
         bucket = 5;
-    } else if (delay < HIST_EDGE_7_VQ) {
+    } else if (delay < t) {
         bucket = 6;
     }
     return bucket;
@@ -52,8 +56,10 @@ control SliceMonitor(in local_metadata_t local_md) {
                 ecn_marked.count(index);
             }
             bit<32> cells = index << HIST_BUCKET_BITS;
-            vq_delay_hist.count(cells | (bit<32>) delay_bucket(local_md.vq_delay));
-            real_delay_hist.count(cells | (bit<32>) delay_bucket(local_md.real_delay));
+            vq_delay_hist.count(
+                cells | (bit<32>) delay_bucket(local_md.vq_delay, local_md.hist_target));
+            real_delay_hist.count(
+                cells | (bit<32>) delay_bucket(local_md.real_delay, local_md.hist_target));
         }
     }
 }

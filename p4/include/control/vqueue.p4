@@ -31,27 +31,33 @@ control VirtualQueue(inout headers_t hdr,
 
     byte_time_t slice_byte_time = 0;
 
+    // hist_target: the slice's delay target, which SliceMonitor makes the top edge of the
+    // slice's delay histograms, so the share of packets above the target is counted exactly.
     @id(0x01000005) @name("tail_drop")
-    action tail_drop(priority_t priority, byte_time_t byte_time, vq_param_t c_delay) {
+    action tail_drop(priority_t priority, byte_time_t byte_time, vq_param_t c_delay,
+                     vq_param_t hist_target) {
         standard_metadata.priority = priority;
         slice_byte_time = byte_time;
         local_md.has_policy = true;
         local_md.c_delay = c_delay;
+        local_md.hist_target = hist_target;
     }
 
     // ECN step: as tail_drop, and mark ECT packets CE while the delay exceeds M_DELAY.
     @id(0x01000006) @name("ecn_step")
     action ecn_step(priority_t priority, byte_time_t byte_time, vq_param_t c_delay,
-                    vq_param_t m_delay) {
-        tail_drop(priority, byte_time, c_delay);
+                    vq_param_t m_delay, vq_param_t hist_target) {
+        tail_drop(priority, byte_time, c_delay, hist_target);
         local_md.ecn_step = true;
         local_md.m_delay = m_delay;
     }
 
-    // A slice without a policy entry (best effort, by default) has no virtual queue.
+    // A slice without a policy entry (best effort, by default) has no virtual queue; its
+    // histograms use a fixed target.
     @id(0x01000007) @name("best_effort")
     action best_effort() {
         standard_metadata.priority = BEST_EFFORT_PRIORITY;
+        local_md.hist_target = HIST_BEST_EFFORT_TARGET_VQ;
     }
 
     @id(0x02000004) @name("slice_policy")

@@ -87,17 +87,11 @@
 // each), so the cells per slice stay few.
 #define HIST_BUCKET_BITS 3
 
-// Upper edges of the delay-histogram buckets, microseconds: bucket 0 is [0, 100 us),
-// bucket k is [edge k-1, edge k), the last bucket is [20 ms, infinity). A 1-2-5 scale over
-// the delay targets of real slices (the paper's 5, 10, 20 and 30 ms) that also separates
-// the microsecond real-queue delays of an idle link.
-#define HIST_EDGE_1_VQ 6553600000  // 100 us
-#define HIST_EDGE_2_VQ 32768000000  // 500 us
-#define HIST_EDGE_3_VQ 65536000000  // 1000 us
-#define HIST_EDGE_4_VQ 131072000000  // 2000 us
-#define HIST_EDGE_5_VQ 327680000000  // 5000 us
-#define HIST_EDGE_6_VQ 655360000000  // 10000 us
-#define HIST_EDGE_7_VQ 1310720000000  // 20000 us
+// Delay target of best effort's histograms, microseconds (slices use their own: the top
+// edge of a slice's delay histograms is its delay target T, the edges below it T/16, T/8,
+// T/4, T/2, T - T/4 and T - T/8, rounded down by shifts in the P4 program). 20 ms: best
+// effort's buckets then end at 1.25, 2.5, 5, 10, 15, 17.5 and 20 ms.
+#define HIST_BEST_EFFORT_TARGET_US 20000
 
 // Highest slice priority.
 #define MAX_PRIORITY 7
@@ -113,6 +107,9 @@
 
 // Virtual-queue time units per timestamp tick.
 #define VQ_UNITS_PER_TICK 65536000
+
+// HIST_BEST_EFFORT_TARGET_US in vq units, the best_effort action's histogram target.
+#define HIST_BEST_EFFORT_TARGET_VQ 1310720000000
 
 // An idle time of this many ticks drains any virtual queue (every delay is below
 // 2^VQ_PARAM_WIDTH units), so longer ones are never multiplied out.

@@ -55,6 +55,7 @@ struct local_metadata_t {
     bool       ecn_step;      // its scheme marks (ecn_step) rather than only drops (tail_drop)
     vq_param_t c_delay;       // burst limit C_DELAY, vq units
     vq_param_t m_delay;       // marking threshold M_DELAY, vq units
+    vq_param_t hist_target;   // the slice's delay target, vq units: its histogram's top edge
     vq_time_t  vq_delay;      // virtual-queue delay including this packet, vq units
     vq_time_t  real_delay;    // egress: time spent in the real queue, vq units
     bool       real_dropped;  // egress: dropped by the real-queue check

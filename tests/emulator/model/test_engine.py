@@ -70,7 +70,8 @@ def test_strict_priority_keeps_the_high_queue_empty(switch_state: StateFactory) 
 
 
 def test_the_tap_agrees_with_the_switch_histograms(switch_state: StateFactory) -> None:
-    """The tap's 10 us bins fall exactly into the program's buckets (edges are multiples)."""
+    """The tap's 10 us bins fall exactly into the program's buckets (the edges from the 20 ms
+    target, 1.25 ms to 20 ms, are multiples)."""
     state = switch_state([ecn_step(1, 48e6, 0.02, 0.005)])
     profile = Profile(
         (SourceSpec("dc", "tcp", "10.0.1.1", ecn=2, cc=L.Congestion.DCTCP, flows=4, rtt_s=0.005),),
@@ -83,7 +84,8 @@ def test_the_tap_agrees_with_the_switch_histograms(switch_state: StateFactory) -
     tap = model.tap_reading(1)
     vq_hist, _ = counter(state, dp.VQ_DELAY_HIST)
     real_hist, _ = counter(state, dp.REAL_DELAY_HIST)
-    edges = [e // tap.bin_us for e in c.HIST_BUCKET_EDGES_US]
+    target = dp.histogram_target(0.02)  # the burst limit: no delay target given
+    edges = [round(e * 1e6) // tap.bin_us for e in dp.histogram_edges_s(target)]
     for fine, switch in ((tap.vq_hist, vq_hist), (tap.real_hist, real_hist)):
         coarse = [int(part.sum()) for part in np.split(fine, edges)]
         assert coarse == switch[8:16]

@@ -336,10 +336,12 @@ class Engine:
             row[L.CLS_SID] = verdict.dp_sid
             row[L.CLS_PRIO] = verdict.priority
             policy = verdict.policy
+            row[L.CLS_HIST_TARGET] = c.HIST_BEST_EFFORT_TARGET_VQ
             if policy is not None:
                 ecn_step = policy.m_delay is not None
                 row[L.CLS_POLICY] = L.POLICY_ECN_STEP if ecn_step else L.POLICY_TAIL_DROP
                 row[L.CLS_BYTE_TIME] = policy.byte_time
                 row[L.CLS_C_DELAY] = policy.c_delay
                 row[L.CLS_M_DELAY] = policy.m_delay or 0
+                row[L.CLS_HIST_TARGET] = policy.hist_target
         return table

@@ -40,7 +40,6 @@ _UNITS_PER_TICK = c.VQ_UNITS_PER_TICK
 _CAP_TICKS = c.VQ_ELAPSED_CAP_TICKS
 _TD_MAX = (1 << 32) - 1  # deq_timedelta is bit<32>
 _HIST_BITS = c.HIST_BUCKET_BITS
-_EDGES = np.array([us * 1000 * c.VQ_UNITS_PER_NS for us in c.HIST_BUCKET_EDGES_US], dtype=np.int64)
 _NEVER = np.iinfo(np.int64).max
 _UNROUTED = int(L.Outcome.UNROUTED)
 _VQ_DROPPED = int(L.Outcome.VQ_DROPPED)
@@ -158,12 +157,23 @@ def _pop(heap: Any, cur: Any) -> tuple[int, int, int, int]:
 
 
 @_jit
-def _bucket(delay: int) -> int:
-    """delay_bucket() of slice_monitor.p4."""
-    for b in range(len(_EDGES)):
-        if delay < _EDGES[b]:
-            return b
-    return len(_EDGES)
+def _bucket(delay: int, target: int) -> int:
+    """delay_bucket() of slice_monitor.p4: edges from the slice's histogram target."""
+    if delay < (target >> 4):
+        return 0
+    if delay < (target >> 3):
+        return 1
+    if delay < (target >> 2):
+        return 2
+    if delay < (target >> 1):
+        return 3
+    if delay < target - (target >> 2):
+        return 4
+    if delay < target - (target >> 3):
+        return 5
+    if delay < target:
+        return 6
+    return 7
 
 
 @_jit
@@ -240,8 +250,9 @@ def _egress(
         ecn_b[sid] += length
         ecn = _ECN_CE
     cells = sid << _HIST_BITS
-    vqh[cells | _bucket(vq)] += 1
-    rqh[cells | _bucket(real)] += 1
+    target = pool[slot, L.PKT_HIST_TARGET]
+    vqh[cells | _bucket(vq, target)] += 1
+    rqh[cells | _bucket(real, target)] += 1
     stats[L.ST_FORWARDED] += 1
     rate = ports[port, L.PORT_RATE_BPS]
     tx_ns = (length * 8 * 1_000_000_000 + rate - 1) // rate
@@ -358,6 +369,7 @@ def _ingress(
     pool[slot, L.PKT_POLICY] = policy
     pool[slot, L.PKT_C_DELAY] = cls[cls_id, L.CLS_C_DELAY]
     pool[slot, L.PKT_M_DELAY] = cls[cls_id, L.CLS_M_DELAY]
+    pool[slot, L.PKT_HIST_TARGET] = cls[cls_id, L.CLS_HIST_TARGET]
     pool[slot, L.PKT_LEN] = length
     pool[slot, L.PKT_ECN] = ecn
     pool[slot, L.PKT_VQ] = vq

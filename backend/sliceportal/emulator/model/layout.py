@@ -54,7 +54,8 @@ CLS_PRIO = 3
 CLS_BYTE_TIME = 4
 CLS_C_DELAY = 5
 CLS_M_DELAY = 6
-CLS_COLUMNS = 7
+CLS_HIST_TARGET = 7  # the best_effort action's for a class without a policy
+CLS_COLUMNS = 8
 POLICY_NONE = 0
 POLICY_TAIL_DROP = 1
 POLICY_ECN_STEP = 2
@@ -127,7 +128,8 @@ PKT_FLOW = 8
 PKT_SEQ = 9
 PKT_TRACE = 10
 PKT_NEXT = 11
-PKT_COLUMNS = 12
+PKT_HIST_TARGET = 12
+PKT_COLUMNS = 13
 
 # Pending events: int64[capacity, EV_COLUMNS], a binary heap on (time, order)
 EV_TIME = 0

@@ -152,9 +152,11 @@ class Classifier:
             return Verdict(port, dp_sid, None)
         action, args = entry.action
         if action == self._tail_drop:
-            return Verdict(port, dp_sid, dp.SlicePolicy(args[0], args[1], args[2], None))
+            return Verdict(port, dp_sid, dp.SlicePolicy(args[0], args[1], args[2], None, args[3]))
         if action == self._ecn_step:
-            return Verdict(port, dp_sid, dp.SlicePolicy(args[0], args[1], args[2], args[3]))
+            return Verdict(
+                port, dp_sid, dp.SlicePolicy(args[0], args[1], args[2], args[3], args[4])
+            )
         return Verdict(port, dp_sid, None)
 
 

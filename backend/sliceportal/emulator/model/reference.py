@@ -175,8 +175,11 @@ class ReferenceSwitch:
         self._count(dp.FORWARDED, item.dp_sid, item.frame_bytes)
         if marked:
             self._count(dp.ECN_MARKED, item.dp_sid, item.frame_bytes)
-        vq_cell = dp.histogram_index(item.dp_sid, dp.delay_bucket(item.vq_delay))
-        real_cell = dp.histogram_index(item.dp_sid, dp.delay_bucket(dp.real_delay_units(td)))
+        target = c.HIST_BEST_EFFORT_TARGET_VQ if item.policy is None else item.policy.hist_target
+        vq_cell = dp.histogram_index(item.dp_sid, dp.delay_bucket(item.vq_delay, target))
+        real_cell = dp.histogram_index(
+            item.dp_sid, dp.delay_bucket(dp.real_delay_units(td), target)
+        )
         self._counters[dp.VQ_DELAY_HIST].packets[vq_cell] += 1
         self._counters[dp.REAL_DELAY_HIST].packets[real_cell] += 1
         config = self._ports.get(port, self._default_port)
