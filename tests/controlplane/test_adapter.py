@@ -76,7 +76,7 @@ def policy(dp_sid: int, byte_time: int = 1 << 20) -> dp.TableEntry:
         dp.SLICE_POLICY,
         (dp.FieldMatch("dp_sid", dp.MatchKind.EXACT, dp_sid),),
         dp.TAIL_DROP,
-        (("priority", 7), ("byte_time", byte_time), ("c_delay", 1 << 30)),
+        (("priority", 7), ("byte_time", byte_time), ("c_delay", 1 << 30), ("hist_target", 1 << 30)),
     )
 
 

@@ -179,6 +179,7 @@ def test_vlan_and_prefix_slice_entries() -> None:
                 ("byte_time", 10_922_667),
                 ("c_delay", 1_310_720_000_000),
                 ("m_delay", 327_680_000_000),
+                ("hist_target", 1_310_720_000_000),  # no delay target: the 20 ms burst limit
             ),
         ),
     )
@@ -203,7 +204,12 @@ def test_prefix_only_slices_go_to_the_prefix_classifier() -> None:
     assert entries[0].match == (FieldMatch("egress_port", MatchKind.EXACT, 2),)
     assert entries[1].match[1] == FieldMatch("ipv4_dst", MatchKind.LPM, 0x0A090909, 32)
     assert entries[2].action == TAIL_DROP
-    assert [name for name, _ in entries[2].params] == ["priority", "byte_time", "c_delay"]
+    assert [name for name, _ in entries[2].params] == [
+        "priority",
+        "byte_time",
+        "c_delay",
+        "hist_target",
+    ]
 
 
 def test_paper_table_ii_policies() -> None:
@@ -221,8 +227,24 @@ def test_paper_table_ii_policies() -> None:
         ("priority", 7),
         ("byte_time", 43_690_667),
         ("c_delay", 655_360_000_000),
+        ("hist_target", 655_360_000_000),
     )
-    assert peering.policy().params[1:] == (("byte_time", 2_184_534), ("c_delay", 1_966_080_000_000))
+    assert peering.policy().params[1:] == (
+        ("byte_time", 2_184_534),
+        ("c_delay", 1_966_080_000_000),
+        ("hist_target", 1_966_080_000_000),
+    )
+
+
+def test_the_histogram_target_is_the_delay_target() -> None:
+    """The SLA's delay target, not the burst limit, tops the histograms when it is given: the
+    paper's Peering slice (30 ms) above the former global top edge of 20 ms, a target below
+    the burst limit, and one beyond the longest the parameter holds (capped at 4 s)."""
+    assert make_slice(delay_target_s=30 * MS).policy().hist_target == 1_966_080_000_000
+    assert make_slice(delay_target_s=5 * MS).policy().hist_target == 327_680_000_000
+    assert make_slice(delay_target_s=9.0).policy().hist_target == 4 * VQ_UNITS_PER_S
+    with pytest.raises(DataplaneValueError, match="delay_target_s"):
+        make_slice(delay_target_s=-1.0).policy()
 
 
 def test_best_effort_slice_has_only_a_policy() -> None:

@@ -14,6 +14,8 @@ from sliceportal.domain.dataplane import (
     byte_time,
     delay_bucket,
     egress_check,
+    histogram_edges,
+    histogram_target,
     real_delay_units,
     vq_units,
     vqueue_step,
@@ -32,6 +34,7 @@ def policy(
         byte_time=byte_time(rate_bps),
         c_delay=vq_units(burst_s, "burst_limit_s"),
         m_delay=None if mark_s is None else vq_units(mark_s, "marking_threshold_s"),
+        hist_target=histogram_target(burst_s),
     )
 
 
@@ -75,7 +78,13 @@ def test_long_idle_empties_the_queue_without_multiplying_it_out() -> None:
 
 
 def test_tail_drop_at_the_burst_limit() -> None:
-    p = SlicePolicy(priority=0, byte_time=1000, c_delay=10_000, m_delay=None)
+    p = SlicePolicy(
+        priority=0,
+        byte_time=1000,
+        c_delay=10_000,
+        m_delay=None,
+        hist_target=c.HIST_BEST_EFFORT_TARGET_VQ,
+    )
     state = VirtualQueueState(delay=0, last_seen=7)
     state, passed = vqueue_step(state, now=7, packet_bytes=10, policy=p)  # fills it exactly
     assert passed and state.delay == 10_000
@@ -85,7 +94,13 @@ def test_tail_drop_at_the_burst_limit() -> None:
 
 
 def test_lowered_burst_limit_drops_without_underflow() -> None:
-    p = SlicePolicy(priority=0, byte_time=1000, c_delay=10_000, m_delay=None)
+    p = SlicePolicy(
+        priority=0,
+        byte_time=1000,
+        c_delay=10_000,
+        m_delay=None,
+        hist_target=c.HIST_BEST_EFFORT_TARGET_VQ,
+    )
     state = VirtualQueueState(delay=50_000, last_seen=7)  # stored under an older, larger limit
     after, passed = vqueue_step(state, now=7, packet_bytes=1, policy=p)
     assert not passed and after.delay == 50_000
@@ -146,7 +161,13 @@ def test_model_refuses_values_the_switch_cannot_hold() -> None:
     st.integers(1, 2**32 - 1),
 )
 def test_vqueue_invariants(delay: int, last: int, now: int, size: int, bt: int) -> None:
-    p = SlicePolicy(priority=0, byte_time=bt, c_delay=2**48 - 1, m_delay=None)
+    p = SlicePolicy(
+        priority=0,
+        byte_time=bt,
+        c_delay=2**48 - 1,
+        m_delay=None,
+        hist_target=c.HIST_BEST_EFFORT_TARGET_VQ,
+    )
     state, passed = vqueue_step(VirtualQueueState(delay, last), now, size, p)
     assert state.last_seen == now
     if passed:
@@ -169,10 +190,37 @@ def test_egress_decides_on_the_larger_delay() -> None:
     assert egress_check(19 * ms, 0, tail, ect0) == (False, False)  # tail_drop never marks
 
 
-def test_delay_buckets_follow_the_edges() -> None:
-    per_us = 1000 * c.VQ_UNITS_PER_NS
-    assert delay_bucket(0) == 0
-    for k, edge in enumerate(c.HIST_BUCKET_EDGES_US, start=1):
-        assert delay_bucket(edge * per_us - 1) == k - 1
-        assert delay_bucket(edge * per_us) == k
-    assert delay_bucket(2**64 - 1) == c.HIST_BUCKETS - 1
+@pytest.mark.parametrize("target_s", [0.005, 0.02, 0.03, 0.0123456789, 4.0])
+def test_delay_buckets_follow_the_edges_of_the_target(target_s: float) -> None:
+    target = histogram_target(target_s)
+    edges = histogram_edges(target)
+    assert len(edges) == c.HIST_BUCKETS - 1 and edges[-1] == target
+    assert list(edges) == sorted(edges)
+    assert delay_bucket(0, target) == 0
+    for k, edge in enumerate(edges, start=1):
+        assert delay_bucket(edge - 1, target) == k - 1
+        assert delay_bucket(edge, target) == k
+    assert delay_bucket(2**64 - 1, target) == c.HIST_BUCKETS - 1
+
+
+def test_the_top_bucket_holds_exactly_the_delays_at_or_above_the_target() -> None:
+    target = histogram_target(0.03)  # the paper's Peering slice: above the old 20 ms top edge
+    assert target == 30 * 10**6 * c.VQ_UNITS_PER_NS
+    per_ms = 10**6 * c.VQ_UNITS_PER_NS
+    assert delay_bucket(target - 1, target) == c.HIST_BUCKETS - 2
+    assert delay_bucket(target, target) == c.HIST_BUCKETS - 1
+    assert [delay_bucket(ms * per_ms, target) for ms in (1, 2, 5, 10, 20, 25, 29, 45)] == [
+        0,  # below 1.875 ms
+        1,  # 1.875-3.75 ms
+        2,  # 3.75-7.5 ms
+        3,  # 7.5-15 ms
+        4,  # 15-22.5 ms
+        5,  # 22.5-26.25 ms
+        6,  # 26.25-30 ms
+        7,  # 30 ms and above
+    ]
+
+
+def test_best_effort_histograms_end_at_20_ms() -> None:
+    assert c.HIST_BEST_EFFORT_TARGET_VQ == histogram_target(c.HIST_BEST_EFFORT_TARGET_US / 1e6)
+    assert histogram_edges(c.HIST_BEST_EFFORT_TARGET_VQ)[-1] == 20 * 10**6 * c.VQ_UNITS_PER_NS

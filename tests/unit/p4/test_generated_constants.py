@@ -41,7 +41,11 @@ def test_python_constants_equal_the_json() -> None:
 
 
 def test_derived_constants() -> None:
-    assert p4constants.HIST_BUCKETS == len(p4constants.HIST_BUCKET_EDGES_US) + 1 == 8
+    assert p4constants.HIST_BUCKETS == 8  # slice_monitor.p4's delay_bucket compares 7 edges
+    assert p4constants.HIST_BEST_EFFORT_TARGET_VQ == (
+        p4constants.HIST_BEST_EFFORT_TARGET_US * 1000 * 2**p4constants.VQ_FRAC_BITS
+    )
+    assert p4constants.HIST_BEST_EFFORT_TARGET_VQ < 2**p4constants.VQ_PARAM_WIDTH
     assert p4constants.HIST_SIZE == p4constants.MAX_SLICES * p4constants.HIST_BUCKETS
     assert p4constants.VQ_UNITS_PER_TICK == p4constants.TIMESTAMP_TICK_NS * 2**16
     assert p4constants.MAX_PRIORITY == 7
@@ -54,22 +58,28 @@ def test_derived_constants() -> None:
 def test_p4_and_typescript_carry_the_same_values() -> None:
     p4 = (ROOT / "p4" / "include" / "shared" / "constants.p4").read_text()
     ts = (ROOT / "frontend" / "src" / "config" / "p4-constants.ts").read_text()
-    for name in ("MAX_SLICES", "HIST_SIZE", "VQ_UNITS_PER_TICK", "BEST_EFFORT_DP_SID"):
+    names = (
+        "MAX_SLICES",
+        "HIST_SIZE",
+        "VQ_UNITS_PER_TICK",
+        "BEST_EFFORT_DP_SID",
+        "HIST_BEST_EFFORT_TARGET_US",
+        "HIST_BEST_EFFORT_TARGET_VQ",
+    )
+    for name in names:
         value = getattr(p4constants, name)
         assert f"#define {name} {value}\n" in p4
         ts_value = ts.split(f"export const {name} = ", 1)[1].split(";", 1)[0]
         assert int(ts_value.replace("_", "")) == value
-    edges_vq = [e * 1000 * 2**16 for e in p4constants.HIST_BUCKET_EDGES_US]
-    for k, edge in enumerate(edges_vq, start=1):
-        assert f"#define HIST_EDGE_{k}_VQ {edge} " in p4
-    assert "export const HIST_BUCKET_EDGES_US: readonly number[] = [100, 500," in ts
+    assert "HIST_EDGE_" not in p4 and "HIST_BUCKET_EDGES_US" not in ts  # edges are per slice
 
 
 @pytest.mark.parametrize(
     ("name", "value", "why"),
     [
-        ("HIST_BUCKET_EDGES_US", [100, 50, 1000, 2000, 5000, 10000, 20000], "not increasing"),
-        ("HIST_BUCKET_EDGES_US", [100, 500], "one edge fewer"),
+        ("HIST_BUCKET_BITS", 4, "exactly 7 edges"),
+        ("HIST_BEST_EFFORT_TARGET_US", 0, "HIST_BEST_EFFORT_TARGET_US must be positive"),
+        ("HIST_BEST_EFFORT_TARGET_US", 5_000_000, "HIST_BEST_EFFORT_TARGET_US must be positive"),
         ("MAX_SLICES", 70000, "DP_SID_WIDTH"),
         ("RATE_MIN_BPS", 100000, "BYTE_TIME_WIDTH"),
         ("BURST_LIMIT_MAX_NS", 5_000_000_000, "VQ_PARAM_WIDTH"),
