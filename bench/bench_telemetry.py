@@ -121,7 +121,8 @@ def percentiles(values: list[float]) -> str:
 
 
 def bench_poll(address: str, polls: int) -> None:
-    slices = tuple(SliceWatch(10_000 + sid, sid, Targets()) for sid in range(c.MAX_SLICES))
+    target = dp.histogram_target(0.01)
+    slices = tuple(SliceWatch(10_000 + sid, sid, Targets(), target) for sid in range(c.MAX_SLICES))
     watch = SwitchWatch(SwitchTarget(1, address, 1, 1), 10**6, slices)
     pool = SessionPool(Settings(REDIS_URL=REDIS))
     poller = SwitchPoller(watch, pool, 60.0)  # a long period: all slices in every read

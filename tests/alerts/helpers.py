@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.alerts.engine import AlertEngine, Timing
 from sliceportal.alerts.events import RecordedEvent
+from sliceportal.domain import dataplane as dp
 from sliceportal.domain.sla import Rule, Targets
 from sliceportal.domain.telemetry import COLUMNS, BatchMetrics, batch_metrics
 from utils import factories
@@ -23,6 +24,8 @@ TARGETS = {
     Rule.DELAY_BOUND: Targets(delay_bound_s=0.002),
 }
 """One rule at a time: a breach of one rule often breaks another (drops lower throughput)."""
+HIST_TARGET = dp.histogram_target(0.02)
+"""The crafted slice's histograms: edges 1.25, 2.5, 5, 10, 15, 17.5 and 20 ms."""
 
 
 def second(
@@ -36,15 +39,15 @@ def second(
     values |= {"ecn_marked_packets": marked, "vq_hist_0": forwarded}
     values[f"rq_hist_{rq_bucket}"] += forwarded - 1
     values[f"rq_hist_{tail or rq_bucket}"] += 1
-    return batch_metrics(np.array([list(values.values())]), np.ones(1))
+    return batch_metrics(np.array([list(values.values())]), np.ones(1), np.array([HIST_TARGET]))
 
 
 BREACHES = {
-    Rule.DELAY: second(rq_bucket=5),  # p99 in 5-10 ms, the SLA allows 5 ms
+    Rule.DELAY: second(rq_bucket=3),  # p99 in 5-10 ms, the SLA allows 5 ms
     Rule.THROUGHPUT: second(forwarded=1500, dropped=1000),  # 15 of 25 Mbit/s offered
     Rule.LOSS: second(dropped=100),  # 4.8%
     Rule.MARKS: second(marked=200),  # 10%
-    Rule.DELAY_BOUND: second(tail=5),  # one packet of 2,000 at 5-10 ms, the bound is 2 ms
+    Rule.DELAY_BOUND: second(tail=3),  # one packet of 2,000 at 5-10 ms, the bound is 2 ms
 }
 CLEAR = second()
 

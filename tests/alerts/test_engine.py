@@ -18,6 +18,7 @@ from sliceportal.alerts.events import RecordedEvent
 from sliceportal.core.config import Settings
 from sliceportal.db.models import Alert, AlertEvent
 from sliceportal.domain import analyze, slice_spec
+from sliceportal.domain import dataplane as dp
 from sliceportal.domain.sla import Rule, Targets
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.switches.p4runtime import SessionPool
@@ -114,6 +115,7 @@ def test_the_inventory_holds_the_sla_and_the_analytical_bound(
         max_loss_ratio=0.01,
         delay_bound_s=bound.worst_case_delay_s,
     )
+    assert watched.hist_target == dp.histogram_target(0.02)  # what desired.py deploys
     assert watch.budget_cells == settings.telemetry_emulator_cells_per_period
 
 
@@ -153,6 +155,10 @@ def test_a_delay_breach_on_the_switch_raises_an_alert(
         pool.close()
         client_redis.close()
     (alert,) = alerts_of(db, slice_["id"])
-    assert alert.rule is Rule.DELAY and alert.value == 0.02
-    assert alert.message == "p99 real-queue delay is between 10 ms and 20 ms, the SLA allows 5 ms"
+    # The slice's delay target is its burst limit, 10 ms: bucket 6 is [8.75, 10) ms.
+    assert alert.rule is Rule.DELAY and alert.value == 0.01
+    assert alert.message == (
+        "p99 real-queue delay is between 8.75 ms and 10 ms, the SLA allows 5 ms; 100.00% of "
+        "packets took 5 ms or more"
+    )
     assert [e.message["event"] for e in events] == ["firing"]

@@ -98,6 +98,35 @@ def test_changes_and_deletions_are_written_as_a_diff(
         assert state_of(session, first) == ("active", None)
 
 
+def test_the_switch_counts_delays_on_edges_ending_at_the_delay_target(
+    db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer, reconciler: Reconciler
+) -> None:
+    """The slice's delay target is its policy's `hist_target` (the paper's Peering target,
+    30 ms, above the former global top edge); a new target is a modified policy."""
+    with db() as session:
+        switch = make_switch(session, emulator.address, emulator.service.device_id)
+        link = make_link(session, settings, switch.id)
+        peering = make_slice(session, [link.id], 1, delay_target_s=0.03).id
+        switch_id = switch.id
+
+    def targets() -> list[int]:
+        return [
+            value
+            for entry in held(emulator, settings)
+            for name, value in entry.params
+            if name == "hist_target"
+        ]
+
+    report = reconciler.run(switch_id)
+    assert report.inserted == 3
+    assert targets() == [dp.histogram_target(0.03)]
+    with db() as session:
+        slices.update_slice(session, SETUP, peering, slices.SliceUpdate(delay_target_s=0.05))
+    report = reconciler.run(switch_id)
+    assert (report.inserted, report.modified, report.deleted) == (0, 1, 0)
+    assert targets() == [dp.histogram_target(0.05)]
+
+
 def test_entries_nobody_asked_for_are_removed(
     db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer, reconciler: Reconciler
 ) -> None:

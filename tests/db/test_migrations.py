@@ -13,6 +13,7 @@ from sliceportal.controlplane.desired import intents
 from sliceportal.core import embedded
 from sliceportal.db.migrate import alembic_config, downgrade, upgrade
 from sliceportal.db.models import Base, Slice
+from sliceportal.domain.telemetry import LEGACY_HIST_TARGET
 
 
 def test_models_and_migrations_agree(migrated_url: str) -> None:
@@ -202,3 +203,40 @@ def test_0008_moves_harkous_links_and_best_effort_priorities_with_change_log_ent
     assert paper[3]["min_capacity_bps"] == pytest.approx(336.4e6, rel=1e-3)
     warned = [r.getMessage() for r in caplog.records if r.name == "sliceportal.migrations"]
     assert len(warned) == 1 and "'Peering'" in warned[0] and "'paper'" in warned[0]
+
+
+_SAMPLE = """
+INSERT INTO telemetry_samples (slice_id, t, switch_id, downsampled, {target} interval_s,
+    forwarded_packets, forwarded_bytes, vq_dropped_packets, vq_dropped_bytes,
+    real_dropped_packets, real_dropped_bytes, ecn_marked_packets, ecn_marked_bytes,
+    vq_hist, rq_hist)
+VALUES (1, '2026-11-26 12:01:00+00', 1, true, {value} 60, 10, 12500, 0, 0, 0, 0, 0, 0,
+        '{{10,0,0,0,0,0,0,0}}', '{{0,0,0,10,0,0,0,0}}')
+"""
+
+
+def test_0009_keeps_the_samples_stored_as_legacy_rows(postgres_server_url: str) -> None:
+    """Rows counted on the former global edges stay, marked -1 (`LEGACY_HIST_TARGET`); a row
+    of another target may share their minute; a downgrade keeps only the legacy rows."""
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    try:
+        upgrade(url, "0008")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            conn.execute(_SAMPLE.format(target="", value=""))
+            upgrade(url)
+            assert conn.execute(
+                "SELECT hist_target, rq_hist FROM telemetry_samples"
+            ).fetchall() == [(LEGACY_HIST_TARGET, [0, 0, 0, 10, 0, 0, 0, 0])]
+            conn.execute(_SAMPLE.format(target="hist_target,", value="1310720000000,"))
+            with pytest.raises(psycopg.errors.CheckViolation):
+                conn.execute(_SAMPLE.format(target="hist_target,", value="-2,"))
+            with pytest.raises(psycopg.errors.NotNullViolation):
+                conn.execute(_SAMPLE.format(target="hist_target,", value="NULL,"))
+            assert conn.execute("SELECT count(*) FROM telemetry_samples").fetchone() == (2,)
+            downgrade(url, "0008")
+            assert conn.execute("SELECT rq_hist FROM telemetry_samples").fetchall() == [
+                ([0, 0, 0, 10, 0, 0, 0, 0],)
+            ]
+    finally:
+        embedded.drop_database(postgres_server_url, name)

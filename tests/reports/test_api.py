@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.api.schemas.reports import Report
 from sliceportal.domain import Model, SliceSpec, analyze, min_capacity, slice_spec
-from sliceportal.domain import p4constants as c
+from sliceportal.domain import dataplane as dp
 from sliceportal.domain.reports.tables import FindingsRow
 from sliceportal.domain.telemetry import COLUMNS
 from sliceportal.telemetry import store
@@ -275,13 +275,14 @@ def test_measured_figures_come_from_the_stored_samples(
         values[rq_first + delay_bucket] = packets
         return tuple(values)
 
+    target = dp.histogram_target(dc["delay_target_s"])
     samples = [(30.0, 0, 1), (40.0, 10, 2), (20.0, 0, 1)]
     with db() as session:
         store.insert_samples(
             session,
             (
                 store.SampleRecord(
-                    dc["id"], switch_id, now - dt.timedelta(seconds=10 - i), 1.0, counts(*s)
+                    dc["id"], switch_id, now - dt.timedelta(seconds=10 - i), 1.0, counts(*s), target
                 )
                 for i, s in enumerate(samples)
             ),
@@ -296,9 +297,39 @@ def test_measured_figures_come_from_the_stored_samples(
     assert measured.peak_rate_bps == pytest.approx(40e6)
     assert measured.mean_rate_bps == pytest.approx(30e6)
     assert measured.loss_ratio == pytest.approx(10 / 3010)
-    edges = c.HIST_BUCKET_EDGES_US
-    assert measured.delay_max_s == pytest.approx(edges[1] / 1e6)  # lower edge of bucket 2
+    edges = dp.histogram_edges_s(target)  # the slice's own edges, from its delay target
+    assert measured.delay_max_s == edges[1]  # lower edge of bucket 2
+    assert measured.delay_p50_s == edges[1]  # 2,000 packets of 3,000 in bucket 1
+    assert measured.delay_p99_s == edges[2]
     assert measured.peak_rate_vs_declared == pytest.approx(40e6 / dc["rate_bps"])
+
+    # The target changes: histograms on the new edges are not pooled with the old ones, each
+    # figure is the largest over them (a legacy row, on the former global edges, too).
+    later = [(dp.histogram_target(2 * dc["delay_target_s"]), 7), (-1, 6)]
+    with db() as session:
+        store.insert_samples(
+            session,
+            (
+                store.SampleRecord(
+                    dc["id"],
+                    switch_id,
+                    now - dt.timedelta(seconds=5 - i),
+                    1.0,
+                    counts(10.0, 0, bucket),
+                    hist_target,
+                )
+                for i, (hist_target, bucket) in enumerate(later)
+            ),
+        )
+        session.commit()
+    report = Report.model_validate(
+        _get(client, viewer_headers, f"links/{network['links']['A']['id']}").json()
+    )
+    (row,) = [s for s in report.slices if s.name == dc["name"]]
+    assert row.measured is not None
+    # Pooled on the first edges, the top bucket would prove 20 ms; on its own edges, 40 ms.
+    assert row.measured.delay_max_s == row.measured.delay_p50_s == 2 * dc["delay_target_s"]
+    assert row.measured.loss_ratio == pytest.approx(10 / 5010)
 
 
 @pytest.mark.parametrize(

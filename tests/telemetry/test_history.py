@@ -12,12 +12,16 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.db.models import TelemetrySample
-from sliceportal.domain.telemetry import COLUMNS
+from sliceportal.domain import dataplane as dp
+from sliceportal.domain.telemetry import COLUMNS, LEGACY_EDGES_US, LEGACY_HIST_TARGET
 from sliceportal.telemetry import store
 from utils import factories
 
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 """A minute boundary, far enough in the past for every age cutoff."""
+T1 = T0 + dt.timedelta(days=1)
+TARGET = dp.histogram_target(0.02)
+"""The samples' histogram target unless said: edges 1.25, 2.5, 5, 10, 15, 17.5, 20 ms."""
 
 
 def counts(forwarded_packets: int, *, rq_bucket: int = 0) -> tuple[int, ...]:
@@ -29,15 +33,28 @@ def counts(forwarded_packets: int, *, rq_bucket: int = 0) -> tuple[int, ...]:
 
 
 def add_samples(
-    db: sessionmaker[Session], slice_id: int, start: dt.datetime, seconds: int, packets: int = 100
+    db: sessionmaker[Session],
+    slice_id: int,
+    start: dt.datetime,
+    seconds: int,
+    packets: int = 100,
+    *,
+    target: int = TARGET,
+    rq_bucket: int = 0,
 ) -> None:
-    """One raw sample a second for `seconds`, each of `packets` packets of 1,250 bytes."""
+    """One raw sample a second for `seconds`, each of `packets` packets of 1,250 bytes, their
+    real-queue delays in `rq_bucket` of histograms of `target`."""
     with db() as session:
         store.insert_samples(
             session,
             (
                 store.SampleRecord(
-                    slice_id, 1, start + dt.timedelta(seconds=i + 1), 1.0, counts(packets)
+                    slice_id,
+                    1,
+                    start + dt.timedelta(seconds=i + 1),
+                    1.0,
+                    counts(packets, rq_bucket=rq_bucket),
+                    target,
                 )
                 for i in range(seconds)
             ),
@@ -101,7 +118,7 @@ def test_history_at_a_coarser_resolution_sums_the_samples(
     assert body["resolution_s"] == 30
     assert [s["interval_s"] for s in body["data"]] == [30.0] * 4  # (T0, T0 + 30], …
     assert {s["throughput_bps"] for s in body["data"]} == {100 * 1250 * 8}
-    assert body["data"][1]["rq_delay_p99_s"] == 0.0001
+    assert body["data"][1]["rq_delay_p99_s"] == 0.00125
 
 
 def test_history_picks_a_resolution_of_at_most_1000_points(
@@ -182,8 +199,8 @@ def test_retention_deletes_old_rows(db: sessionmaker[Session], slice_id: int) ->
 def test_samples_are_copied_with_their_registers_escaped(db: sessionmaker[Session]) -> None:
     odd = {"vq_delay_s": 0.5, "note": "tab\there, back\\slash, line\nbreak, \\N"}
     records = [
-        store.SampleRecord(7, 2, T0, 0.25, counts(3), counters_reset=True, registers=odd),
-        store.SampleRecord(7, 2, T0 + dt.timedelta(seconds=1), 1.0, counts(4)),
+        store.SampleRecord(7, 2, T0, 0.25, counts(3), TARGET, counters_reset=True, registers=odd),
+        store.SampleRecord(7, 2, T0 + dt.timedelta(seconds=1), 1.0, counts(4), TARGET),
     ]
     with db() as session:
         assert store.insert_samples(session, records) == 2
@@ -192,8 +209,59 @@ def test_samples_are_copied_with_their_registers_escaped(db: sessionmaker[Sessio
             select(TelemetrySample).where(TelemetrySample.slice_id == 7).order_by("t")
         ).all()
     assert [row.registers for row in rows] == [odd, None]
-    assert [(row.interval_s, row.counters_reset, row.t) for row in rows] == [
-        (0.25, True, T0),
-        (1.0, False, T0 + dt.timedelta(seconds=1)),
+    assert [(row.interval_s, row.counters_reset, row.t, row.hist_target) for row in rows] == [
+        (0.25, True, T0, TARGET),
+        (1.0, False, T0 + dt.timedelta(seconds=1), TARGET),
     ]
     assert rows[0].vq_hist == [3] + [0] * 7 and rows[1].forwarded_bytes == 4 * 1250
+
+
+def test_histograms_of_different_targets_are_never_added(
+    client: TestClient,
+    viewer_headers: dict[str, str],
+    db: sessionmaker[Session],
+    slice_id: int,
+) -> None:
+    """The slice's target goes from 20 to 30 ms at 12:00:30 (of T1: other tests write a slice
+    7 at T0): that minute keeps one row per target when downsampled, a coarser history one
+    bucket per target, each on its edges."""
+    thirty = dp.histogram_target(0.03)
+    add_samples(db, slice_id, T1, 30, rq_bucket=7)  # 20 ms or more
+    add_samples(db, slice_id, T1 + dt.timedelta(seconds=30), 90, target=thirty, rq_bucket=7)
+    now = T1 + dt.timedelta(hours=1, minutes=2, seconds=40)
+    before = history(client, viewer_headers, slice_id, start=T1, end=now, resolution=60)
+    with db() as session:
+        store.downsample(session, now, 3600)
+        session.commit()
+        minutes = session.execute(
+            select(TelemetrySample.t, TelemetrySample.hist_target, TelemetrySample.rq_hist)
+            .where(TelemetrySample.slice_id == slice_id, TelemetrySample.t > T1)
+            .where(TelemetrySample.downsampled)
+            .order_by(TelemetrySample.t, TelemetrySample.hist_target)
+        ).all()
+    first, second = T1 + dt.timedelta(minutes=1), T1 + dt.timedelta(minutes=2)
+    assert [tuple(row) for row in minutes] == [
+        (first, TARGET, [0] * 7 + [3000]),
+        (first, thirty, [0] * 7 + [3000]),
+        (second, thirty, [0] * 7 + [6000]),
+    ]
+    after = history(client, viewer_headers, slice_id, start=T1, end=now, resolution=60)
+    for found in (before, after):
+        delays = [(s["interval_s"], s["rq_delay_max_bucket_s"]) for s in found["data"]]
+        assert delays == [(30.0, 0.02), (30.0, 0.03), (60.0, 0.03)]
+        assert found["data"][0]["rq_cdf"][-1] == [0.02, 0.0]
+        assert found["data"][1]["rq_cdf"][-1] == [0.03, 0.0]
+
+
+def test_legacy_rows_are_read_on_the_former_global_edges(
+    client: TestClient,
+    viewer_headers: dict[str, str],
+    db: sessionmaker[Session],
+    slice_id: int,
+) -> None:
+    add_samples(db, slice_id, T1, 1, target=LEGACY_HIST_TARGET, rq_bucket=3)
+    (sample,) = history(client, viewer_headers, slice_id, start=T1, end=T1 + dt.timedelta(1))[
+        "data"
+    ]
+    assert sample["rq_delay_p99_s"] == 0.002  # [1, 2) ms on the old edges
+    assert [edge for edge, _ in sample["rq_cdf"]] == [us / 1e6 for us in LEGACY_EDGES_US]

@@ -12,10 +12,13 @@ from typing import Any
 import pytest
 import redis
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.alerts.engine import AlertEngine, Timing
 from sliceportal.core.config import Settings
+from sliceportal.db.models import TelemetrySample
+from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.switches.p4runtime import SessionPool
 from sliceportal.telemetry import store
@@ -81,9 +84,14 @@ def test_counters_moved_give_samples_with_the_right_rates_and_percentiles(
     pool: SessionPool,
     sink: SampleSink,
 ) -> None:
-    (slice_,) = create_emulator_slices(client, operator_headers, emulator.address)
+    # The paper's Peering target, 30 ms: edges 1.875, 3.75, 7.5, 15, 22.5, 26.25 and 30 ms.
+    (slice_,) = create_emulator_slices(
+        client, operator_headers, emulator.address, delay_target_s=0.03
+    )
     clock = FakeClock()
-    poller = SwitchPoller(watch_of(db, settings, slice_), pool, 1.0, clock=clock)
+    watch = watch_of(db, settings, slice_)
+    assert [s.hist_target for s in watch.slices] == [dp.histogram_target(0.03)]
+    poller = SwitchPoller(watch, pool, 1.0, clock=clock)
     first = poller.poll()
     assert first is not None and first.slices == ()  # the first reading is the baseline
 
@@ -113,10 +121,13 @@ def test_counters_moved_give_samples_with_the_right_rates_and_percentiles(
     assert sample["vq_drop_ratio"] == pytest.approx(0.08)
     assert sample["rq_drop_ratio"] == pytest.approx(0.02)
     assert sample["mark_ratio"] == pytest.approx(0.1)
-    assert (sample["vq_delay_p50_s"], sample["vq_delay_p95_s"]) == (0.002, 0.010)
-    assert (sample["vq_delay_p99_s"], sample["vq_delay_max_bucket_s"]) == (0.020, 0.020)
-    assert sample["rq_delay_p99_s"] == 0.0001
-    assert sample["vq_cdf"][3] == [0.002, 0.5]
+    assert (sample["vq_delay_p50_s"], sample["vq_delay_p95_s"]) == (0.015, 0.02625)
+    assert (sample["vq_delay_p99_s"], sample["vq_delay_max_bucket_s"]) == (0.03, 0.03)
+    assert sample["rq_delay_p99_s"] == 0.001875
+    assert sample["vq_cdf"][3] == [0.015, 0.5]
+    assert [edge for edge, _ in sample["rq_cdf"]] == list(
+        dp.histogram_edges_s(watch.slices[0].hist_target)
+    )
     assert sample["registers"] == {"vq_delay_s": 0.0, "vq_last_seen_ticks": 0}
     assert not sample["counters_reset"]
     assert json.loads(next_message(subscriber)) == sample
@@ -133,6 +144,11 @@ def test_counters_moved_give_samples_with_the_right_rates_and_percentiles(
     (sample,) = stored(db, slice_["id"], batch.t)
     assert sample["counters_reset"]
     assert sample["throughput_bps"] == 12_500 * 8
+    with db() as session:
+        targets = session.scalars(
+            select(TelemetrySample.hist_target).where(TelemetrySample.slice_id == slice_["id"])
+        ).all()
+    assert targets == [dp.histogram_target(0.03)] * 2
 
 
 def test_a_cell_budget_spreads_slices_and_reports_their_effective_interval(

@@ -1,11 +1,13 @@
 """What the database asks of each switch: the slices crossing it, through the translation.
 
 A slice's placement on a switch is one `DataplaneSlice` per link it crosses there (its DP_SID
-on that switch, the link's port). The slice's priority goes to the data plane as is: admission
-already keeps a link within its `queue_count` levels, and simple_switch with
-`--priority-queues 8` (and the emulator) serve all eight. A slice the translation refuses
-(say a burst limit too short for one full-size frame at its rate) gets an intent with the
-translation's error and no entries.
+on that switch, the link's port). Its delay target becomes the top edge of its delay
+histograms (`hist_target`: "above the target" is exactly the top bucket; the telemetry
+inventory labels the slice's samples with the same value). The slice's priority goes to the
+data plane as is: admission already keeps a link within its `queue_count` levels, and
+simple_switch with `--priority-queues 8` (and the emulator) serve all eight. A slice the
+translation refuses (say a burst limit too short for one full-size frame at its rate) gets an
+intent with the translation's error and no entries.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def _placement(row: Slice, dp_sid: int, port: int) -> dp.DataplaneSlice:
         scheme=dp.Scheme(row.scheme.value),
         marking_threshold_s=row.marking_threshold_s,
         egress_port=port,
+        delay_target_s=row.delay_target_s,
     )
 
 

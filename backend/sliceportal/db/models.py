@@ -39,6 +39,7 @@ from sliceportal.domain.spec import (
     MIN_QUEUES,
     Framing,
 )
+from sliceportal.domain.telemetry import LEGACY_HIST_TARGET
 
 MAX_DP_SID = 4095
 """DP_SIDs are 12 bits in the data plane; 0 is the best-effort class."""
@@ -465,7 +466,9 @@ class ChangeLogEntry(Base):
 
 class TelemetrySample(Base):
     """What one slice's counter cells on one switch grew by over a measured interval (a raw
-    sample) or over a minute (a downsampled row): counts, not rates, so rows add up exactly.
+    sample) or over a minute (a downsampled row): counts, not rates, so rows add up exactly,
+    those of one histogram target: its histograms are on that target's edges, and only rows of
+    the same target are added (the target is part of the key).
 
     No foreign keys: the poller appends thousands of rows a second (a key check each), and
     deleting a slice must not wait for its history to be deleted; retention removes the rows.
@@ -481,6 +484,7 @@ class TelemetrySample(Base):
             f"cardinality(vq_hist) = {HIST_BUCKETS} AND cardinality(rq_hist) = {HIST_BUCKETS}",
             name="hist_buckets",
         ),
+        sa.CheckConstraint(f"hist_target >= {LEGACY_HIST_TARGET}", name="hist_target_known"),
     )
 
     slice_id: Mapped[int] = mapped_column(primary_key=True)
@@ -488,6 +492,11 @@ class TelemetrySample(Base):
     """The end of the interval (a raw sample's reading time; a minute row's minute end)."""
     switch_id: Mapped[int] = mapped_column(primary_key=True)
     downsampled: Mapped[bool] = mapped_column(primary_key=True)
+    hist_target: Mapped[int] = mapped_column(sa.BigInteger, primary_key=True)
+    """The histogram target the histograms were counted with, vq units (the slice's delay
+    target, `dataplane.histogram_target`: its edges are `dataplane.histogram_edges`), or -1
+    (`domain.telemetry.LEGACY_HIST_TARGET`): a row stored before migration 0009, counted on the
+    former global edges 0.1, 0.5, 1, 2, 5, 10 and 20 ms."""
     interval_s: Mapped[float] = mapped_column(sa.Double)
     """Seconds measured between the two readings (a minute row: the sum over its samples)."""
     forwarded_packets: Mapped[int] = mapped_column(sa.BigInteger)

@@ -3,11 +3,16 @@ to fire an alert (and a clearance long enough to resolve it).
 
 Delays come from histograms, which know a delay only to its bucket, so a delay rule fires only
 when the histogram *proves* the breach: the bucket holding the percentile (or the largest delay)
-starts at or above the threshold. Targets on a bucket edge (the paper's 5, 10 and 20 ms) are
-therefore checked exactly; a target between two edges fires from the next edge up. Both delay
-rules look at the real queue, whose delay the packets experience and the analytics bound; the
-virtual queue cannot exceed the burst limit (the switch drops instead, which the loss rule
-sees).
+starts at or above the threshold, on the slice's own edges. Those derive from the slice's delay
+target T (``dataplane.histogram_edges``: T/16, T/8, T/4, T/2, 3T/4, 7T/8 and T), so a rule
+whose threshold is the delay target is checked exactly, whatever the target: the top bucket
+holds exactly the packets at or above it, and "p99 at or above T" is "more than 1 % of the
+packets in the top bucket". A threshold between two edges fires from the next edge up; beyond
+T, never. Thresholds are held to the data plane's resolution, vq units rounded down as the
+target is (``dataplane.histogram_target``), so a target that is no whole number of vq units
+still meets its own top edge. Both delay rules look at the real queue, whose delay the packets
+experience and the analytics bound; the virtual queue cannot exceed the burst limit (the switch
+drops instead, which the loss rule sees).
 
 Pure: the alert engine (``sliceportal.alerts.engine``) keeps one ``Hold`` per slice, switch and
 rule, and stores the transitions.
@@ -15,15 +20,27 @@ rule, and stores the transitions.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
 
+from sliceportal.domain import dataplane as dp
 from sliceportal.domain.formatting import format_delay, format_rate
-from sliceportal.domain.telemetry import LOWER_S, PERCENTILES, REPORTED_S, BatchMetrics, Floats
+from sliceportal.domain.p4constants import MAX_SLICES
+from sliceportal.domain.telemetry import (
+    PERCENTILES,
+    BatchMetrics,
+    Floats,
+    Ints,
+    lower_edges,
+    reported_edges,
+)
 
 TIMER_SLACK_S = 0.05
 """Measured intervals jitter around the poll period (0.998 s, 1.003 s): a hold of N seconds is
@@ -61,17 +78,41 @@ class Targets:
         if self.delay_percentile not in PERCENTILES:
             raise ValueError(f"delay_percentile must be one of {PERCENTILES}")
 
+    @functools.cached_property
+    def max_delay_vq(self) -> float:
+        """``max_delay_s`` in vq units (``threshold_vq``), NaN when off."""
+        return threshold_vq(self.max_delay_s)
+
+    @functools.cached_property
+    def delay_bound_vq(self) -> float:
+        """``delay_bound_s`` in vq units (``threshold_vq``), NaN when off."""
+        return threshold_vq(self.delay_bound_s)
+
+
+@functools.lru_cache(maxsize=4 * MAX_SLICES)
+def threshold_vq(seconds: float | None) -> float:
+    """A delay threshold as the data plane holds a delay target: whole vq units, rounded down
+    (``dataplane.histogram_target`` without its cap), as a float for numpy (exact below
+    2^53 units, 137 s); NaN for None (no threshold). Kept: the inventory makes new targets
+    every few seconds, with the same few thresholds."""
+    if seconds is None or math.isnan(seconds):
+        return math.nan
+    if math.isinf(seconds):
+        return seconds
+    return float(math.floor(Fraction(repr(float(seconds))) * dp.VQ_UNITS_PER_S))
+
 
 @dataclass(frozen=True)
 class TargetArrays:
     """The targets of a batch's slices as columns, NaN where a rule is off."""
 
-    max_delay_s: Floats
+    max_delay_vq: Floats
+    """``Targets.max_delay_vq`` of each slice."""
     percentile_column: npt.NDArray[np.intp]
     min_throughput_bps: Floats
     max_loss_ratio: Floats
     max_mark_ratio: Floats
-    delay_bound_s: Floats
+    delay_bound_vq: Floats
 
     @classmethod
     def of(cls, targets: Sequence[Targets]) -> TargetArrays:
@@ -80,14 +121,14 @@ class TargetArrays:
             return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
         return cls(
-            max_delay_s=column("max_delay_s"),
+            max_delay_vq=column("max_delay_vq"),
             percentile_column=np.array(
                 [PERCENTILES.index(t.delay_percentile) for t in targets], dtype=np.intp
             ),
             min_throughput_bps=column("min_throughput_bps"),
             max_loss_ratio=column("max_loss_ratio"),
             max_mark_ratio=column("max_mark_ratio"),
-            delay_bound_s=column("delay_bound_s"),
+            delay_bound_vq=column("delay_bound_vq"),
         )
 
 
@@ -95,9 +136,20 @@ MAX_BUCKET = len(PERCENTILES)
 """The column of the largest delay's bucket in ``BatchMetrics.rq_buckets``."""
 
 
-def _proven_above(buckets: npt.NDArray[np.int64], threshold: Floats) -> npt.NDArray[np.bool_]:
-    """The bucket starts at or above the threshold (False without packets or threshold)."""
-    return (buckets >= 0) & (LOWER_S[buckets] >= threshold)
+def _lower_vq(metrics: BatchMetrics) -> Ints:
+    """(slices, 8): the lower edge of each slice's buckets, vq units."""
+    zero = np.zeros((len(metrics), 1), dtype=np.int64)
+    lower: Ints = np.concatenate([zero, metrics.edges_vq], axis=1)
+    return lower
+
+
+def _proven_above(
+    lower_vq: Ints, buckets: npt.NDArray[np.int64], threshold_vq: Floats
+) -> npt.NDArray[np.bool_]:
+    """The bucket of each slice starts at or above its threshold, on the slice's edges (False
+    without packets or threshold)."""
+    starts = lower_vq[np.arange(len(buckets)), buckets]
+    return (buckets >= 0) & (starts >= threshold_vq)
 
 
 def breaches(metrics: BatchMetrics, targets: TargetArrays) -> npt.NDArray[np.bool_]:
@@ -106,16 +158,52 @@ def breaches(metrics: BatchMetrics, targets: TargetArrays) -> npt.NDArray[np.boo
     rows = np.arange(len(metrics))
     percentile = metrics.rq_buckets[rows, targets.percentile_column]
     minimum = targets.min_throughput_bps
+    lower = _lower_vq(metrics)
     return np.stack(
         [
-            _proven_above(percentile, targets.max_delay_s),
+            _proven_above(lower, percentile, targets.max_delay_vq),
             (metrics.offered_bps >= minimum) & (metrics.throughput_bps < minimum),
             metrics.drop_ratio > targets.max_loss_ratio,
             metrics.mark_ratio > targets.max_mark_ratio,
-            _proven_above(metrics.rq_buckets[:, MAX_BUCKET], targets.delay_bound_s),
+            _proven_above(lower, metrics.rq_buckets[:, MAX_BUCKET], targets.delay_bound_vq),
         ],
         axis=1,
     )
+
+
+@dataclass(frozen=True)
+class ShareAbove:
+    """The share of a slice's forwarded packets whose real-queue delay was at or above a
+    threshold, as far as its histogram tells: at least ``proven`` (the buckets starting at or
+    above it), at most ``possible`` (adding the bucket the threshold falls inside). The two are
+    equal, the share exact, when the threshold is one of the slice's edges, its delay target
+    above all (the top bucket)."""
+
+    proven: float
+    possible: float
+
+    @property
+    def exact(self) -> bool:
+        return self.proven == self.possible
+
+
+def share_above(edges_vq: Ints, hist: Ints, threshold_vq: Floats) -> tuple[Floats, Floats]:
+    """Per slice, ``ShareAbove``'s proven and possible shares of the delays of histogram
+    ``hist`` (slices, 8) at or above the slice's threshold (vq units, ``threshold_vq``; NaN
+    gives 0 and 0), on the slice's finite edges ``edges_vq`` (slices, 7). Both 0 without
+    packets."""
+    zero = np.zeros((len(edges_vq), 1), dtype=np.int64)
+    lower = np.concatenate([zero, edges_vq], axis=1)
+    upper = np.concatenate([edges_vq, np.full((len(edges_vq), 1), np.inf)], axis=1)
+    threshold = threshold_vq.reshape(-1, 1)
+    total = hist.sum(axis=1).astype(np.float64)
+    proven = np.where(lower >= threshold, hist, 0).sum(axis=1).astype(np.float64)
+    possible = np.where(upper > threshold, hist, 0).sum(axis=1).astype(np.float64)
+    shares = [
+        np.divide(part, total, out=np.zeros_like(total), where=total > 0)
+        for part in (proven, possible)
+    ]
+    return shares[0], shares[1]
 
 
 @dataclass(frozen=True)
@@ -128,11 +216,26 @@ class Check:
     message: str
 
 
-def _delay_range(bucket: int) -> str:
-    lower = format_delay(float(LOWER_S[bucket]))
-    if bucket == len(LOWER_S) - 1:
+def _delay_range(lower_s: Sequence[float], bucket: int) -> str:
+    lower = format_delay(lower_s[bucket])
+    if bucket == len(lower_s) - 1:
         return f"at least {lower}"
-    return f"between {lower} and {format_delay(float(LOWER_S[bucket + 1]))}"
+    return f"between {lower} and {format_delay(lower_s[bucket + 1])}"
+
+
+def _share_text(metrics: BatchMetrics, i: int, threshold: float) -> str:
+    """How many packets took the threshold or more, exact when it is one of the slice's edges
+    (its delay target: the top bucket), else "at least"; empty when nothing is proven."""
+    row = slice(i, i + 1)
+    proven, possible = share_above(
+        metrics.edges_vq[row], metrics.rq_hist[row], np.array([threshold_vq(threshold)])
+    )
+    found = ShareAbove(float(proven[0]), float(possible[0]))
+    if found.exact:
+        return f"; {found.proven:.2%} of packets took {format_delay(threshold)} or more"
+    if found.proven > 0:
+        return f"; at least {found.proven:.2%} of packets took {format_delay(threshold)} or more"
+    return ""
 
 
 def check(metrics: BatchMetrics, i: int, targets: Targets, rule: Rule) -> Check:
@@ -149,10 +252,12 @@ def check(metrics: BatchMetrics, i: int, targets: Targets, rule: Rule) -> Check:
         bucket = int(metrics.rq_buckets[i, column])
         if bucket < 0:
             return Check(rule, None, threshold, f"{what}: no packet forwarded")
-        message = f"{what} is {_delay_range(bucket)}"
+        edges = metrics.edges_s[i : i + 1]  # the slice's own, as a one-row batch
+        message = f"{what} is {_delay_range(lower_edges(edges)[0].tolist(), bucket)}"
         if threshold is not None:
             message += f", {limit} {format_delay(threshold)}"
-        return Check(rule, float(REPORTED_S[bucket]), threshold, message)
+            message += _share_text(metrics, i, threshold)
+        return Check(rule, float(reported_edges(edges)[0, bucket]), threshold, message)
     if rule is Rule.THROUGHPUT:
         value, threshold = float(metrics.throughput_bps[i]), targets.min_throughput_bps
         offered = format_rate(float(metrics.offered_bps[i]))

@@ -4,6 +4,9 @@ switch within its cell budget, and the metrics of a sample.
 A sample holds *counts* (how much each of a slice's counter cells grew over a measured
 interval), never rates. Counts add up, so a one-minute row is the sum of its samples and gives
 exact rates, ratios and histogram percentiles; a percentile of percentiles would mean nothing.
+Histograms add up only when counted on the same edges: each slice's edges derive from its
+histogram target (``dataplane.histogram_edges``), so a sample carries the target it was counted
+with, and only samples of one target are summed.
 
 The poll path works on arrays: the cells to read per counter array (``counter_indices``), the
 values read per array, and matrices with one row per slice and one column per cell
@@ -41,8 +44,6 @@ packets-and-bytes counters, then the virtual- and real-queue histogram buckets."
 
 REGISTER_CELLS_PER_SLICE = 2
 """vq_delay and vq_last_seen, read where the target can (not BMv2)."""
-
-_EDGES_S = tuple(us / 1e6 for us in c.HIST_BUCKET_EDGES_US)
 
 
 CELLS_PER_SLICE = len(dp.counter_cells(0))
@@ -148,12 +149,52 @@ Ints = npt.NDArray[np.int64]
 NO_BUCKET = -1
 """A percentile bucket of a histogram that counted no packet."""
 PERCENTILES = (50, 95, 99)
-_EDGES_US = c.HIST_BUCKET_EDGES_US
-LOWER_S: Floats = np.array([0, *_EDGES_US]) / 1e6
-"""The lower edge of each delay bucket, seconds."""
-REPORTED_S: Floats = np.array([*_EDGES_US, _EDGES_US[-1]]) / 1e6
-"""A delay bucket as one number: its upper edge ("below this"), or for the open last bucket
-its lower edge (the histogram cannot tell how far beyond it a delay went)."""
+HIST_EDGES = c.HIST_BUCKETS - 1
+"""Finite edges of a delay histogram (the last bucket is open)."""
+
+LEGACY_HIST_TARGET = -1
+"""The histogram target of the samples stored before per-slice edges (migration 0009): they
+were counted on one global set of edges, ``LEGACY_EDGES_US``, which no target reproduces."""
+LEGACY_EDGES_US = (100, 500, 1000, 2000, 5000, 10000, 20000)
+"""The global edges of those samples, microseconds (the former ``HIST_BUCKET_EDGES_US``)."""
+_LEGACY_EDGES_VQ = np.array(LEGACY_EDGES_US, dtype=np.int64) * 1000 * c.VQ_UNITS_PER_NS
+_SHIFTS = np.array([4, 3, 2, 1], dtype=np.int64)
+
+
+def histogram_edges_vq(hist_targets: Ints) -> Ints:
+    """(slices, 7): each slice's finite bucket edges in vq units for its histogram target,
+    ``dataplane.histogram_edges`` for a whole batch; ``LEGACY_HIST_TARGET`` gives the legacy
+    global edges."""
+    targets = np.asarray(hist_targets, dtype=np.int64).reshape(-1, 1)
+    legacy = targets[:, 0] == LEGACY_HIST_TARGET
+    if np.any((targets[:, 0] < 0) & ~legacy):
+        raise ValueError(f"histogram targets must be at least 0, or {LEGACY_HIST_TARGET} (legacy)")
+    edges: Ints = np.concatenate(
+        [targets >> _SHIFTS, targets - (targets >> 2), targets - (targets >> 3), targets], axis=1
+    )
+    if legacy.any():
+        edges[legacy] = _LEGACY_EDGES_VQ
+    return edges
+
+
+def histogram_edges_s(hist_targets: Ints) -> Floats:
+    """(slices, 7): ``histogram_edges_vq`` in seconds (``dataplane.histogram_edges_s``)."""
+    edges: Floats = histogram_edges_vq(hist_targets) / dp.VQ_UNITS_PER_S
+    return edges
+
+
+def lower_edges(edges: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """(slices, 8): the lower edge of each bucket, from the finite edges (slices, 7)."""
+    return np.concatenate([np.zeros_like(edges[:, :1]), edges], axis=1)
+
+
+def reported_edges(edges: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """(slices, 8): a delay bucket as one number: its upper edge ("below this"), or for the
+    open last bucket its lower edge, the target (the histogram cannot tell how far beyond it a
+    delay went)."""
+    return np.concatenate([edges, edges[:, -1:]], axis=1)
+
+
 _PAIR_COLUMN = {name: 2 * i for i, name in enumerate(_PAIRS)}
 _DELAY_FIELDS = tuple(
     f"{queue}_delay_{name}_s"
@@ -213,6 +254,16 @@ class BatchMetrics:
     """(slices, 4): the same for the real queue."""
     vq_cdf: Floats
     rq_cdf: Floats
+    """(slices, 7): the share of forwarded packets below each of the slice's finite edges."""
+    hist_target: Ints
+    """The histogram target each slice's histograms were counted with (vq units, or
+    ``LEGACY_HIST_TARGET``)."""
+    edges_vq: Ints
+    """(slices, 7): each slice's finite bucket edges, vq units (``histogram_edges_vq``)."""
+    edges_s: Floats
+    """(slices, 7): the same in seconds."""
+    rq_hist: Ints
+    """(slices, 8): the real-queue histograms (``sla`` counts the packets above a threshold)."""
 
     def __len__(self) -> int:
         return len(self.interval_s)
@@ -220,6 +271,26 @@ class BatchMetrics:
     @property
     def drop_ratio(self) -> Floats:
         return self.vq_drop_ratio + self.rq_drop_ratio
+
+    @property
+    def lower_s(self) -> Floats:
+        """(slices, 8): the lower edge of each slice's buckets, seconds."""
+        lower: Floats = lower_edges(self.edges_s)
+        return lower
+
+    @property
+    def reported_s(self) -> Floats:
+        """(slices, 8): each slice's buckets as one number (``reported_edges``), seconds."""
+        reported: Floats = reported_edges(self.edges_s)
+        return reported
+
+    def delays_s(self, buckets: Ints, *, lower: bool = False) -> list[float | None]:
+        """The delays ``buckets`` stand for, one bucket per slice, on each slice's own edges:
+        the reported delay (``reported_edges``), or the bucket's ``lower`` edge; None for
+        ``NO_BUCKET``."""
+        edges = self.lower_s if lower else self.reported_s
+        found = edges[np.arange(len(self)), buckets].tolist()
+        return [None if b == NO_BUCKET else v for v, b in zip(found, buckets.tolist(), strict=True)]
 
     def documents(self) -> list[dict[str, Any]]:
         """The measured part of each slice's sample JSON (docs/telemetry.md), as dicts."""
@@ -248,9 +319,15 @@ class BatchMetrics:
                 self.mark_ratio,
             )
         ]
+        # The edges as text once per target in the batch (few: one per kind of slice).
+        targets, inverse = np.unique(self.hist_target, return_inverse=True)
+        rendered = _edge_texts(targets.tolist())
+        reported = np.array([r[0] for r in rendered])
         buckets = np.concatenate([self.vq_buckets, self.rq_buckets], axis=1)
-        delays = _REPORTED_JSON[buckets].T.tolist()  # NO_BUCKET (-1) is "null", the last
-        cdfs = [_json_cdfs(self.vq_cdf), _json_cdfs(self.rq_cdf)]
+        # NO_BUCKET (-1) picks the last column, "null".
+        delays = reported[inverse.reshape(-1, 1), buckets].T.tolist()
+        templates = [rendered[k][1] for k in inverse.tolist()]
+        cdfs = [_json_cdfs(self.vq_cdf, templates), _json_cdfs(self.rq_cdf, templates)]
         return [_MEMBERS % values for values in zip(*scalars, *delays, *cdfs, strict=True)]
 
 
@@ -267,8 +344,31 @@ _SCALAR_FIELDS = (
 _MEMBERS = ", ".join(
     f"{json.dumps(name)}: %s" for name in (*_SCALAR_FIELDS, *_DELAY_FIELDS, "vq_cdf", "rq_cdf")
 )
-_REPORTED_JSON = np.array([json.dumps(edge) for edge in REPORTED_S.tolist()] + ["null"])
-_CDF = "[" + ", ".join(f"[{json.dumps(edge)}, %s]" for edge in LOWER_S[1:].tolist()) + "]"
+
+
+EdgeText = tuple[tuple[str, ...], str]
+_EDGE_TEXT: dict[int, EdgeText] = {}
+"""The text of each histogram target's edges seen lately (``_edge_texts``)."""
+
+
+def _edge_texts(hist_targets: list[int]) -> list[EdgeText]:
+    """For each target, the JSON text of its reported delays (the 8 buckets, then "null" for
+    ``NO_BUCKET``) and its CDF template (``%s`` for each fraction). Targets change rarely, so
+    their text is kept; the ones not seen yet are rendered together, in one `json.dumps`.
+    Threads share the kept texts: each works on its own copy of what it needs."""
+    found = {target: _EDGE_TEXT.get(target) for target in hist_targets}
+    missing = [target for target, text in found.items() if text is None]
+    fresh: dict[int, EdgeText] = {}
+    if missing:
+        texts = _json_numbers(histogram_edges_s(np.array(missing, dtype=np.int64)).reshape(-1))
+        for k, target in enumerate(missing):
+            own = texts[k * HIST_EDGES : (k + 1) * HIST_EDGES]
+            cdf = "[" + ", ".join(f"[{text}, %s]" for text in own) + "]"
+            fresh[target] = ((*own, own[-1], "null"), cdf)
+        if len(_EDGE_TEXT) + len(fresh) > 2 * c.MAX_SLICES:  # a bound, not reached in use
+            _EDGE_TEXT.clear()
+        _EDGE_TEXT.update(fresh)
+    return [found[target] or fresh[target] for target in hist_targets]
 
 
 def _json_numbers(values: Floats) -> list[str]:
@@ -276,24 +376,30 @@ def _json_numbers(values: Floats) -> list[str]:
     return json.dumps(values.tolist())[1:-1].split(", ") if len(values) else []
 
 
-def _json_cdfs(fractions: Floats) -> list[str]:
-    """Each slice's CDF, ``[[edge, fraction], …]``, or ``[]`` without packets (NaN)."""
+def _json_cdfs(fractions: Floats, templates: Sequence[str]) -> list[str]:
+    """Each slice's CDF, ``[[edge, fraction], …]`` on its own edges (its template), or ``[]``
+    without packets (NaN)."""
     rendered = _json_numbers(fractions.reshape(-1))
     width = fractions.shape[1]
     empty = np.isnan(fractions[:, 0]).tolist()
     return [
-        "[]" if empty[i] else _CDF % tuple(rendered[i * width : (i + 1) * width])
+        "[]" if empty[i] else templates[i] % tuple(rendered[i * width : (i + 1) * width])
         for i in range(len(fractions))
     ]
 
 
-def batch_metrics(counts: Ints, interval_s: Floats) -> BatchMetrics:
+def batch_metrics(counts: Ints, interval_s: Floats, hist_targets: Ints) -> BatchMetrics:
     """The metrics of ``counts`` (one row of ``COLUMNS`` per slice, as ``counter_deltas``
-    gives) over each slice's ``interval_s``."""
+    gives) over each slice's ``interval_s``, its histograms counted with its histogram target
+    in ``hist_targets`` (vq units, ``dataplane.histogram_target``, or ``LEGACY_HIST_TARGET``)."""
     if counts.ndim != 2 or counts.shape[1] != len(COLUMNS) or len(interval_s) != len(counts):
         raise ValueError(f"needs (slices, {len(COLUMNS)}) counts and one interval per slice")
+    if len(hist_targets) != len(counts):
+        raise ValueError("needs one histogram target per slice")
     if not np.all(interval_s > 0):
         raise ValueError("intervals must be positive")
+    targets = np.asarray(hist_targets, dtype=np.int64)
+    edges_vq = histogram_edges_vq(targets)
     packets = {name: counts[:, i].astype(np.float64) for name, i in _PAIR_COLUMN.items()}
     byte_counts = {name: counts[:, i + 1].astype(np.float64) for name, i in _PAIR_COLUMN.items()}
     offered = packets["forwarded"] + packets["vq_dropped"] + packets["real_dropped"]
@@ -313,6 +419,10 @@ def batch_metrics(counts: Ints, interval_s: Floats) -> BatchMetrics:
         rq_buckets=_buckets(rq_hist),
         vq_cdf=_cdf(vq_hist),
         rq_cdf=_cdf(rq_hist),
+        hist_target=targets,
+        edges_vq=edges_vq,
+        edges_s=edges_vq / dp.VQ_UNITS_PER_S,
+        rq_hist=rq_hist,
     )
 
 

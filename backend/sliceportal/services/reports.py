@@ -14,7 +14,6 @@ from typing import Literal
 
 import numpy as np
 import sqlalchemy as sa
-from numpy.typing import NDArray
 from sqlalchemy.orm import Session
 
 from sliceportal.db.models import Link, Slice, SliceLink, Switch, TelemetrySample
@@ -26,7 +25,8 @@ from sliceportal.domain.reports import (
     Report,
     build_report,
 )
-from sliceportal.domain.telemetry import LOWER_S, NO_BUCKET, REPORTED_S, batch_metrics
+from sliceportal.domain.sla import MAX_BUCKET
+from sliceportal.domain.telemetry import BatchMetrics, Floats, Ints, batch_metrics
 from sliceportal.services.errors import InvalidFieldError, NotFoundError
 from sliceportal.telemetry.store import HISTOGRAMS, PAIR_COLUMNS, hist_sum
 
@@ -130,8 +130,23 @@ def _scope(session: Session, request: ReportRequest, network: Network) -> tuple[
 _samples = TelemetrySample.__table__
 
 
-def _delay_s(bucket: int, edges: NDArray[np.float64]) -> float | None:
-    return None if bucket == NO_BUCKET else float(edges[bucket])
+def _largest(values: list[float | None]) -> float | None:
+    found = [v for v in values if v is not None]
+    return max(found) if found else None
+
+
+def _summed(
+    counts: Ints, intervals: Floats, targets: Ints, groups: list[list[int]], *, longest: bool
+) -> BatchMetrics:
+    """The metrics of each group of rows, its counts summed; its interval the sum of the
+    rows' (one hop's consecutive rows) or the ``longest`` (the same window on several hops);
+    its histogram target the first row's (the caller groups rows of one target, or uses only
+    what does not depend on it)."""
+    return batch_metrics(
+        np.array([counts[g].sum(axis=0) for g in groups], dtype=np.int64).reshape(len(groups), -1),
+        np.array([intervals[g].max() if longest else intervals[g].sum() for g in groups]),
+        np.array([targets[g[0]] for g in groups], dtype=np.int64),
+    )
 
 
 def measured_slices(
@@ -139,10 +154,11 @@ def measured_slices(
 ) -> dict[int, MeasuredSlice]:
     """What the switches counted for each slice with ``start < t <= end``, in one query.
 
-    Counts are summed per slice and switch; the rate of a slice is the largest over the
-    switches it crosses (each sees the slice's whole traffic, minus what earlier hops
-    dropped), and its delays pool the real-queue histograms of all its hops, so the maximum
-    is the largest delay of any hop (compared with the largest per-hop bound).
+    Counts are summed per slice, switch and histogram target; the rate of a slice is the
+    largest over the switches it crosses (each sees the slice's whole traffic, minus what
+    earlier hops dropped), and its delays pool the real-queue histograms of its hops counted
+    on the same target, so the maximum is the largest delay of any hop (compared with the
+    largest per-hop bound).
     """
     if not slice_ids:
         return {}
@@ -150,6 +166,8 @@ def measured_slices(
     query = (
         sa.select(
             _samples.c.slice_id,
+            _samples.c.switch_id,
+            _samples.c.hist_target,
             sa.func.sum(_samples.c.interval_s),
             sa.func.max(throughput),
             *(sa.cast(sa.func.sum(_samples.c[name]), sa.BigInteger) for name in PAIR_COLUMNS),
@@ -161,33 +179,54 @@ def measured_slices(
             _samples.c.t <= end,
             _samples.c.interval_s > 0,
         )
-        .group_by(_samples.c.slice_id, _samples.c.switch_id)
+        .group_by(_samples.c.slice_id, _samples.c.switch_id, _samples.c.hist_target)
     )
     rows = session.execute(query).all()
     if not rows:
         return {}
+    intervals = np.array([row[3] for row in rows], dtype=np.float64)
+    counts = np.array([[*row[5:-2], *row[-2], *row[-1]] for row in rows], dtype=np.int64)
+    targets = np.array([row[2] for row in rows], dtype=np.int64)
+    everything: dict[int, list[int]] = defaultdict(list)
+    hops: dict[tuple[int, int], list[int]] = defaultdict(list)
+    pools: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for index, (slice_id, switch_id, hist_target, *_) in enumerate(rows):
+        everything[slice_id].append(index)
+        hops[(slice_id, switch_id)].append(index)
+        pools[(slice_id, hist_target)].append(index)
     hops_of: dict[int, list[int]] = defaultdict(list)
-    for index, row in enumerate(rows):
-        hops_of[row[0]].append(index)
-    intervals = np.array([row[1] for row in rows], dtype=np.float64)
-    counts = np.array([[*row[3:-2], *row[-2], *row[-1]] for row in rows], dtype=np.int64)
-    per_hop = batch_metrics(counts, intervals)
+    for k, (slice_id, _) in enumerate(hops):
+        hops_of[slice_id].append(k)
+    pools_of: dict[int, list[int]] = defaultdict(list)
+    for k, (slice_id, _) in enumerate(pools):
+        pools_of[slice_id].append(k)
+    # Rates per hop, whatever the target; delays per target pooled over the hops; the loss
+    # over everything the slice sent (neither depends on the edges).
+    per_hop = _summed(counts, intervals, targets, list(hops.values()), longest=False)
+    pooled = _summed(counts, intervals, targets, list(pools.values()), longest=True)
+    whole = _summed(counts, intervals, targets, list(everything.values()), longest=True)
+    # p50, p95, p99 and the largest delay of each pool, on its own edges, as the telemetry API
+    # reports them. Histograms on different edges cannot be pooled, so a slice with several
+    # (its target changed in the window, or legacy rows) gets the largest of each figure: a
+    # percentile below each pool's edge is below the largest of them for all the packets
+    # together, and the largest delay is the largest any pool proves.
+    figures = [pooled.delays_s(pooled.rq_buckets[:, k]) for k in range(MAX_BUCKET)]
+    figures.append(pooled.delays_s(pooled.rq_buckets[:, MAX_BUCKET], lower=True))
     window_s = (end - start).total_seconds()
     found: dict[int, MeasuredSlice] = {}
-    for slice_id, hops in hops_of.items():
-        pooled = batch_metrics(
-            counts[hops].sum(axis=0, keepdims=True), intervals[hops].max(keepdims=True)
+    for n, (slice_id, own) in enumerate(everything.items()):
+        p50, p95, p99, top = (
+            _largest([column[k] for k in pools_of[slice_id]]) for column in figures
         )
-        p50, p95, p99, top = (int(b) for b in pooled.rq_buckets[0])
         found[slice_id] = MeasuredSlice(
             window_s=window_s,
-            peak_rate_bps=max(float(rows[hop][2]) for hop in hops),
-            mean_rate_bps=float(per_hop.throughput_bps[hops].max()),
-            delay_p50_s=_delay_s(p50, REPORTED_S),
-            delay_p95_s=_delay_s(p95, REPORTED_S),
-            delay_p99_s=_delay_s(p99, REPORTED_S),
-            delay_max_s=_delay_s(top, LOWER_S),
-            loss_ratio=float(pooled.drop_ratio[0]) if pooled.offered_bps[0] > 0 else None,
+            peak_rate_bps=max(float(rows[i][4]) for i in own),
+            mean_rate_bps=float(per_hop.throughput_bps[hops_of[slice_id]].max()),
+            delay_p50_s=p50,
+            delay_p95_s=p95,
+            delay_p99_s=p99,
+            delay_max_s=top,
+            loss_ratio=float(whole.drop_ratio[n]) if whole.offered_bps[n] > 0 else None,
         )
     return found
 

@@ -1,5 +1,6 @@
 """What the poller watches, read from the database: per switch, its slices (DP_SID) with the SLA
-targets and the analytical delay bound each alert rule compares against.
+targets, the analytical delay bound each alert rule compares against, and the histogram target
+the switch counts each slice's delays with.
 
 The bound of a slice on a switch is the largest worst-case delay (the link's model, over the
 slices stored on it) among the links of that switch the slice crosses: a switch measures one
@@ -19,6 +20,8 @@ from sliceportal.core.config import Settings
 from sliceportal.db.choices import SwitchKind
 from sliceportal.db.models import Link, Slice, SliceSla, SliceSwitch, Switch
 from sliceportal.domain import analyze_arrays
+from sliceportal.domain import dataplane as dp
+from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
 from sliceportal.services.admission import LinkParams, stored_loads
 from sliceportal.switches.p4runtime import SwitchTarget
@@ -29,6 +32,23 @@ class SliceWatch:
     slice_id: int
     dp_sid: int
     targets: Targets
+    hist_target: int
+    """The top edge of the slice's delay histograms, vq units (`hist_target_of`)."""
+
+
+def hist_target_of(dp_sid: int, delay_target_s: float) -> int:
+    """The histogram target the switch counts a slice's delays with: its delay target, as
+    `controlplane.desired` deploys it (`dataplane.histogram_target`); best effort's own.
+
+    A target the data plane refuses (not a finite number) leaves the slice without entries on
+    the switch (`desired` reports the error): its counters stay at zero, and the best-effort
+    target is as good as any."""
+    if dp_sid == c.BEST_EFFORT_DP_SID:
+        return c.HIST_BEST_EFFORT_TARGET_VQ
+    try:
+        return dp.histogram_target(delay_target_s)
+    except dp.DataplaneValueError:
+        return c.HIST_BEST_EFFORT_TARGET_VQ
 
 
 @dataclass(frozen=True)
@@ -91,7 +111,8 @@ def load_inventory(session: Session, settings: Settings) -> dict[int, SwitchWatc
             max_mark_ratio=row.max_mark_ratio,
             delay_bound_s=bounds.get((row.slice_id, row.switch_id)),
         )
-        slices[row.switch_id].append(SliceWatch(row.slice_id, row.dp_sid, targets))
+        hist_target = hist_target_of(row.dp_sid, row.delay_target_s)
+        slices[row.switch_id].append(SliceWatch(row.slice_id, row.dp_sid, targets, hist_target))
     inventory = {}
     for switch in session.scalars(sa.select(Switch).order_by(Switch.id)):
         budget = (

@@ -83,6 +83,15 @@ class Batch:
     registers: npt.NDArray[np.uint64] | None
     """(slices, 2) register readings (`register_readings`), where the target reads them."""
 
+    @property
+    def hist_targets(self) -> Matrix:
+        """The histogram target of each slice (`SliceWatch.hist_target`): the one the poller
+        knows when it reads. A target changed since the last read (and deployed meanwhile)
+        gives one interval of counts spanning both, labelled with the new one."""
+        return np.fromiter(
+            (watch.hist_target for watch in self.slices), dtype=np.int64, count=len(self.slices)
+        )
+
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
@@ -262,7 +271,8 @@ class SampleSink:
         """Publish, store and check one batch, by columns: a switch of 4,096 slices sends that
         many samples a second, too many for an object or a Redis message each."""
         slice_ids = [watch.slice_id for watch in batch.slices]
-        metrics = batch_metrics(batch.counts, np.array(batch.intervals))
+        hist_targets = batch.hist_targets
+        metrics = batch_metrics(batch.counts, np.array(batch.intervals), hist_targets)
         t = batch.t.isoformat()
         resets = batch.reset.tolist()
         registers = None if batch.registers is None else register_json(batch.registers)
@@ -280,6 +290,7 @@ class SampleSink:
                     slice_ids,
                     batch.intervals,
                     batch.counts,
+                    hist_targets,
                     resets,
                     registers,
                 )

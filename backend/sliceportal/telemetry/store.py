@@ -4,6 +4,9 @@ downsampled to one row per minute after a configurable age, and deleted after th
 Rows hold counts (``domain.telemetry.COLUMNS``), so every coarser view is a SUM in SQL: a
 one-minute row is exactly the sum of its samples, and a history bucket of any width is the sum
 of the rows in it. Rates, ratios and percentiles are computed from the sums on the way out.
+Each row keeps the histogram target its histograms were counted with (``hist_target``, part of
+the key): histograms on different edges cannot be added, so every sum is per target too, and a
+minute or bucket in which a slice's target changed has one row per target.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ COPY_COLUMNS = (
     "t",
     "switch_id",
     "downsampled",
+    "hist_target",
     "interval_s",
     *PAIR_COLUMNS,
     *HISTOGRAMS,
@@ -44,13 +48,15 @@ MINUTE = dt.timedelta(minutes=1)
 
 @dataclass(frozen=True)
 class SampleRecord:
-    """A stored sample: what the slice counted on one switch in ``interval_s`` up to ``t``."""
+    """A stored sample: what the slice counted on one switch in ``interval_s`` up to ``t``, its
+    histograms on the edges of ``hist_target`` (vq units, or ``LEGACY_HIST_TARGET``)."""
 
     slice_id: int
     switch_id: int
     t: dt.datetime
     interval_s: float
     counts: tuple[int, ...]
+    hist_target: int
     counters_reset: bool = False
     registers: dict[str, Any] | None = None
     downsampled: bool = False
@@ -63,6 +69,7 @@ class SampleRecord:
             self.t.isoformat(),
             self.switch_id,
             _BOOL[self.downsampled],
+            self.hist_target,
             self.interval_s,
             *self.counts,
             _BOOL[self.counters_reset],
@@ -72,7 +79,9 @@ class SampleRecord:
 
 def metrics_of(records: Sequence[SampleRecord]) -> BatchMetrics:
     counts = np.array([r.counts for r in records], dtype=np.int64).reshape(len(records), -1)
-    return batch_metrics(counts, np.array([r.interval_s for r in records], dtype=np.float64))
+    intervals = np.array([r.interval_s for r in records], dtype=np.float64)
+    targets = np.array([r.hist_target for r in records], dtype=np.int64)
+    return batch_metrics(counts, intervals, targets)
 
 
 def sample_documents(
@@ -129,12 +138,14 @@ def insert_batch(
     slice_ids: Sequence[int],
     intervals: Sequence[float],
     counts: npt.NDArray[np.int64],
+    hist_targets: npt.NDArray[np.int64],
     resets: Sequence[bool],
     registers: Sequence[str] | None,
 ) -> int:
     """`insert_samples` of one poll of one switch, from its columns (`t` in ISO 8601,
     `registers` as JSON text): no object per sample."""
     rows = counts.tolist()
+    targets = hist_targets.tolist()
     no_registers = _copy_text(None)
     return _copy_lines(
         session,
@@ -144,6 +155,7 @@ def insert_batch(
                 t,
                 switch_id,
                 _BOOL[False],
+                targets[i],
                 intervals[i],
                 *rows[i],
                 _BOOL[resets[i]],
@@ -157,7 +169,9 @@ def insert_batch(
 _BOOL = ("f", "t")
 _HISTOGRAM = "{" + ",".join(["%d"] * c.HIST_BUCKETS) + "}"
 _LINE = (
-    "\t".join(["%d", "%s", "%d", "%s", "%s", *["%d"] * len(PAIR_COLUMNS), _HISTOGRAM, _HISTOGRAM])
+    "\t".join(
+        ["%d", "%s", "%d", "%s", "%d", "%s", *["%d"] * len(PAIR_COLUMNS), _HISTOGRAM, _HISTOGRAM]
+    )
     + "\t%s\t%s\n"
 )
 """A row of COPY_COLUMNS in COPY's text format."""
@@ -175,7 +189,8 @@ def _copy_text(text: str | None) -> str:
 
 def _copy_lines(session: Session, rows: Sequence[tuple[Any, ...]]) -> int:
     """Append rows (`SampleRecord.copy_values` layout: slice id, t, switch id, downsampled
-    and counters reset as t/f, interval, the counts, registers as COPY text) with one COPY
+    and counters reset as t/f, histogram target, interval, the counts, registers as COPY text)
+    with one COPY
     of text formatted in bulk: thousands a second, where an INSERT per row would not keep up
     and psycopg's `write_row` costs tens of µs a row. Returns how many were written."""
     raw = session.connection().connection.driver_connection
@@ -219,6 +234,7 @@ def _record(row: sa.Row[Any], slice_id: int) -> SampleRecord:
         t=m["t"],
         interval_s=m["interval_s"],
         counts=tuple(int(v) for v in counts),
+        hist_target=m["hist_target"],
         counters_reset=m["counters_reset"],
         registers=m.get("registers"),
         downsampled=m["downsampled"],
@@ -236,14 +252,17 @@ def history(
 
     Resolution 1 returns the stored rows as they are (raw samples, and one-minute rows where
     the raw ones were downsampled); a coarser one sums the rows into buckets (start, end] of
-    that many seconds aligned on the epoch, each stamped with the end of its last row. A
+    that many seconds aligned on the epoch, each stamped with the end of its last row, one per
+    switch and histogram target (a bucket in which the slice's target changed gives two). A
     one-minute row falls in the bucket its samples fell in, so a history reads the same
     before and after downsampling whenever the resolution is a whole number of minutes.
     """
     in_range = sa.and_(_table.c.slice_id == slice_id, _table.c.t > start, _table.c.t <= end)
     if resolution_s == 1:
         rows = session.execute(
-            sa.select(_table).where(in_range).order_by(_table.c.t, _table.c.switch_id)
+            sa.select(_table)
+            .where(in_range)
+            .order_by(_table.c.t, _table.c.switch_id, _table.c.hist_target)
         ).all()
         return [_record(row, slice_id) for row in rows]
     bucket = sa.func.date_bin(
@@ -252,6 +271,7 @@ def history(
     query = (
         sa.select(
             _table.c.switch_id,
+            _table.c.hist_target,
             sa.func.max(_table.c.t).label("t"),
             sa.func.sum(_table.c.interval_s).label("interval_s"),
             *(sa.cast(sa.func.sum(_table.c[n]), sa.BigInteger).label(n) for n in PAIR_COLUMNS),
@@ -260,8 +280,8 @@ def history(
             sa.func.bool_or(_table.c.downsampled).label("downsampled"),
         )
         .where(in_range)
-        .group_by(bucket, _table.c.switch_id)
-        .order_by(bucket, _table.c.switch_id)
+        .group_by(bucket, _table.c.switch_id, _table.c.hist_target)
+        .order_by(bucket, _table.c.switch_id, sa.func.max(_table.c.t), _table.c.hist_target)
     )
     return [_record(row, slice_id) for row in session.execute(query).all()]
 
@@ -294,12 +314,12 @@ WITH moved AS (
     DELETE FROM telemetry_samples WHERE NOT downsampled AND t <= :cutoff RETURNING *
 )
 INSERT INTO telemetry_samples ({", ".join(COPY_COLUMNS)})
-SELECT slice_id, {_MINUTE_END}, switch_id, true,
+SELECT slice_id, {_MINUTE_END}, switch_id, true, hist_target,
        sum(interval_s), {_sums("")}, {_hist_sums("vq_hist")}, {_hist_sums("rq_hist")},
        bool_or(counters_reset), NULL
 FROM moved
-GROUP BY slice_id, switch_id, {_MINUTE_END}
-ON CONFLICT (slice_id, t, switch_id, downsampled) DO UPDATE SET
+GROUP BY slice_id, switch_id, hist_target, {_MINUTE_END}
+ON CONFLICT (slice_id, t, switch_id, downsampled, hist_target) DO UPDATE SET
     interval_s = telemetry_samples.interval_s + excluded.interval_s,
     {", ".join(f"{n} = telemetry_samples.{n} + excluded.{n}" for n in PAIR_COLUMNS)},
     {_hist_add("vq_hist")}, {_hist_add("rq_hist")},
@@ -310,7 +330,8 @@ ON CONFLICT (slice_id, t, switch_id, downsampled) DO UPDATE SET
 
 def downsample(session: Session, now: dt.datetime, after_s: int) -> int:
     """Replace the raw samples of every whole minute older than ``after_s`` by one row per
-    slice, switch and minute (stamped with the minute's end), in one statement: running it
+    slice, switch, histogram target and minute (stamped with the minute's end: histograms
+    counted on different edges are never added), in one statement: running it
     twice, or in two workers at once, moves each sample once. Returns the minute rows
     written; the caller commits."""
     cutoff = EPOCH + (now - dt.timedelta(seconds=after_s) - EPOCH) // MINUTE * MINUTE

@@ -16,12 +16,16 @@ from sliceportal.domain.telemetry import (
     CELLS_PER_SLICE,
     COLUMNS,
     COUNTER_WIDTH,
+    LEGACY_EDGES_US,
+    LEGACY_HIST_TARGET,
     NO_BUCKET,
     BatchMetrics,
     batch_metrics,
     counter_deltas,
     counter_indices,
     fitting_budget,
+    histogram_edges_s,
+    histogram_edges_vq,
     poll_groups,
     readings,
     register_indices,
@@ -194,10 +198,20 @@ def counts(
     )
 
 
-def metrics(*found: dp.SliceCounters, interval_s: float = 1.0) -> BatchMetrics:
+MS = 1e-3
+TARGET_20MS = dp.histogram_target(20 * MS)
+"""Edges 1.25, 2.5, 5, 10, 15, 17.5 and 20 ms."""
+TARGET_30MS = dp.histogram_target(30 * MS)
+"""The paper's Peering slice: edges 1.875, 3.75, 7.5, 15, 22.5, 26.25 and 30 ms."""
+
+
+def metrics(
+    *found: dp.SliceCounters, interval_s: float = 1.0, targets: list[int] | None = None
+) -> BatchMetrics:
     return batch_metrics(
         np.array([f.cells() for f in found], dtype=np.int64).reshape(len(found), len(COLUMNS)),
         np.full(len(found), interval_s),
+        np.array(targets or [TARGET_20MS] * len(found), dtype=np.int64),
     )
 
 
@@ -221,15 +235,51 @@ def test_sample_metrics_rates_ratios_and_percentiles() -> None:
     assert sample["vq_drop_ratio"] == pytest.approx(0.08)
     assert sample["rq_drop_ratio"] == pytest.approx(0.02)
     assert sample["mark_ratio"] == pytest.approx(0.1)
-    # p50 in [1, 2) ms, p95 in [5, 10) ms, p99 in [10, 20) ms: reported as upper edges.
-    assert sample["vq_delay_p50_s"] == 0.002
-    assert sample["vq_delay_p95_s"] == 0.010
+    # p50 in [5, 10) ms, p95 in [15, 17.5) ms, p99 in [17.5, 20) ms: reported as upper edges.
+    assert sample["vq_delay_p50_s"] == 0.010
+    assert sample["vq_delay_p95_s"] == 0.0175
     assert sample["vq_delay_p99_s"] == 0.020
     assert sample["vq_delay_max_bucket_s"] == 0.020
-    assert sample["rq_delay_p99_s"] == 0.0001
-    assert sample["vq_cdf"][3] == [0.002, 0.5]
+    assert sample["rq_delay_p99_s"] == 0.00125
+    assert sample["vq_cdf"][3] == [0.01, 0.5]
     assert sample["vq_cdf"][-1] == [0.02, 1.0]
-    assert [edge for edge, _ in sample["rq_cdf"]] == [us / 1e6 for us in c.HIST_BUCKET_EDGES_US]
+    edges = [0.00125, 0.0025, 0.005, 0.01, 0.015, 0.0175, 0.02]
+    assert [edge for edge, _ in sample["rq_cdf"]] == edges
+
+
+def test_each_slice_of_a_batch_has_its_own_edges() -> None:
+    """The same counts on the 20 ms, the 30 ms and the legacy edges: the same buckets, other
+    delays, and CDFs on each slice's edges."""
+    one = counts(forwarded=(10, 12_500), rq_hist=(0, 0, 0, 0, 0, 0, 9, 1))
+    found = metrics(one, one, one, targets=[TARGET_20MS, TARGET_30MS, LEGACY_HIST_TARGET])
+    assert found.rq_buckets.tolist() == [[6, 7, 7, 7]] * 3
+    twenty, thirty, legacy = found.documents()
+    assert (twenty["rq_delay_p50_s"], twenty["rq_delay_max_bucket_s"]) == (0.02, 0.02)
+    assert (thirty["rq_delay_p50_s"], thirty["rq_delay_max_bucket_s"]) == (0.03, 0.03)
+    assert [edge for edge, _ in thirty["rq_cdf"]] == [
+        0.001875, 0.00375, 0.0075, 0.015, 0.0225, 0.02625, 0.03
+    ]  # fmt: skip
+    assert thirty["rq_cdf"][-1] == [0.03, 0.9]  # 9 of 10 packets below the target
+    assert [edge for edge, _ in legacy["rq_cdf"]] == [us / 1e6 for us in LEGACY_EDGES_US]
+    assert found.edges_s.tolist() == [
+        list(dp.histogram_edges_s(TARGET_20MS)),
+        list(dp.histogram_edges_s(TARGET_30MS)),
+        [us / 1e6 for us in LEGACY_EDGES_US],
+    ]
+
+
+@given(st.integers(0, 2 * 4 * dp.VQ_UNITS_PER_S))
+def test_edges_of_a_batch_are_the_data_planes(target: int) -> None:
+    (edges,) = histogram_edges_vq(np.array([target], dtype=np.int64)).tolist()
+    assert tuple(edges) == dp.histogram_edges(target)
+    (seconds,) = histogram_edges_s(np.array([target], dtype=np.int64)).tolist()
+    assert tuple(seconds) == dp.histogram_edges_s(target)
+
+
+def test_histogram_targets_below_zero_are_refused_but_the_legacy_one() -> None:
+    with pytest.raises(ValueError, match="legacy"):
+        histogram_edges_vq(np.array([-2], dtype=np.int64))
+    assert histogram_edges_vq(np.array([LEGACY_HIST_TARGET], dtype=np.int64)).shape == (1, 7)
 
 
 def test_sample_metrics_of_an_idle_slice() -> None:
@@ -241,23 +291,31 @@ def test_sample_metrics_of_an_idle_slice() -> None:
     assert sample["vq_cdf"] == []
 
 
-def test_the_open_last_bucket_saturates_at_its_lower_edge() -> None:
-    (sample,) = metrics(counts(forwarded=(4, 100), rq_hist=(0,) * 7 + (4,))).documents()
-    assert sample["rq_delay_p50_s"] == 0.02
-    assert sample["rq_cdf"][-1] == [0.02, 0.0]
+def test_the_open_last_bucket_saturates_at_its_lower_edge_the_target() -> None:
+    (sample,) = metrics(
+        counts(forwarded=(4, 100), rq_hist=(0,) * 7 + (4,)), targets=[TARGET_30MS]
+    ).documents()
+    assert sample["rq_delay_p50_s"] == 0.03
+    assert sample["rq_cdf"][-1] == [0.03, 0.0]
 
 
 def test_batch_metrics_refuse_a_bad_batch() -> None:
+    one = np.array([TARGET_20MS])
     with pytest.raises(ValueError, match="counts"):
-        batch_metrics(np.zeros((1, 3), dtype=np.int64), np.ones(1))
+        batch_metrics(np.zeros((1, 3), dtype=np.int64), np.ones(1), one)
     with pytest.raises(ValueError, match="positive"):
-        batch_metrics(np.zeros((1, len(COLUMNS)), dtype=np.int64), np.zeros(1))
+        batch_metrics(np.zeros((1, len(COLUMNS)), dtype=np.int64), np.zeros(1), one)
+    with pytest.raises(ValueError, match="one histogram target per slice"):
+        batch_metrics(np.zeros((1, len(COLUMNS)), dtype=np.int64), np.ones(1), one[:0])
 
 
 small = st.integers(0, 10**6)
 pair = st.tuples(small, small)
 histogram = st.lists(small, min_size=8, max_size=8).map(tuple)
 slice_counts = st.builds(counts, pair, pair, pair, pair, histogram, histogram)
+hist_target = st.integers(0, 4 * dp.VQ_UNITS_PER_S) | st.sampled_from(
+    [TARGET_20MS, TARGET_30MS, c.HIST_BEST_EFFORT_TARGET_VQ]
+)
 
 
 def _bucket_indices(found: dp.DelayPercentiles | None) -> list[int]:
@@ -266,13 +324,31 @@ def _bucket_indices(found: dp.DelayPercentiles | None) -> list[int]:
     return [b.index for b in (found.p50, found.p95, found.p99, found.max)]
 
 
-@given(st.lists(slice_counts, min_size=1, max_size=8), st.floats(0.01, 100))
+def _bucket_delays(found: dp.DelayPercentiles | None) -> list[float | None]:
+    """As the sample reports them: upper edges, the open bucket's lower one."""
+    if found is None:
+        return [None] * 4
+    return [
+        b.lower_s if b.upper_s is None else b.upper_s
+        for b in (found.p50, found.p95, found.p99, found.max)
+    ]
+
+
+@given(
+    st.lists(st.tuples(slice_counts, hist_target), min_size=1, max_size=8),
+    st.floats(0.01, 100),
+)
 def test_batch_metrics_agree_with_the_data_planes_per_slice_arithmetic(
-    batch: list[dp.SliceCounters], interval_s: float
+    batch: list[tuple[dp.SliceCounters, int]], interval_s: float
 ) -> None:
-    found = metrics(*batch, interval_s=interval_s)
-    for i, one in enumerate(batch):
-        reference = dp.slice_stats(dp.SliceCounters.zero(), one, interval_s)
+    found = metrics(
+        *(one for one, _ in batch),
+        interval_s=interval_s,
+        targets=[target for _, target in batch],
+    )
+    documents = found.documents()
+    for i, (one, target) in enumerate(batch):
+        reference = dp.slice_stats(dp.SliceCounters.zero(), one, interval_s, target)
         assert found.throughput_bps[i] == reference.throughput_bps
         assert found.packets_per_s[i] == reference.forwarded_pps
         assert found.offered_bps[i] == reference.offered_bps
@@ -281,6 +357,14 @@ def test_batch_metrics_agree_with_the_data_planes_per_slice_arithmetic(
         assert found.mark_ratio[i] == reference.mark_ratio
         assert found.vq_buckets[i].tolist() == _bucket_indices(reference.vq_delay)
         assert found.rq_buckets[i].tolist() == _bucket_indices(reference.real_delay)
+        vq = [documents[i][f"vq_delay_{name}_s"] for name in ("p50", "p95", "p99", "max_bucket")]
+        rq = [documents[i][f"rq_delay_{name}_s"] for name in ("p50", "p95", "p99", "max_bucket")]
+        assert vq == _bucket_delays(reference.vq_delay)
+        assert rq == _bucket_delays(reference.real_delay)
+        if reference.real_delay is not None:
+            assert [edge for edge, _ in documents[i]["rq_cdf"]] == list(
+                dp.histogram_edges_s(target)
+            )
 
 
 def test_registers_in_seconds_and_ticks() -> None:
@@ -307,9 +391,17 @@ def test_registers_in_seconds_and_ticks() -> None:
         max_size=20,
     ),
     st.floats(0.001, 100),
+    st.lists(hist_target | st.just(LEGACY_HIST_TARGET), min_size=20, max_size=20),
 )
-def test_sample_json_is_what_json_dumps_writes(rows: list[list[int]], interval_s: float) -> None:
-    found = batch_metrics(np.array(rows, dtype=np.int64), np.full(len(rows), interval_s))
+def test_sample_json_is_what_json_dumps_writes(
+    rows: list[list[int]], interval_s: float, targets: list[int]
+) -> None:
+    found = batch_metrics(
+        np.array(rows, dtype=np.int64),
+        np.full(len(rows), interval_s),
+        np.array(targets[: len(rows)], dtype=np.int64),
+    )
     for members, document in zip(found.json_members(), found.documents(), strict=True):
         assert "{" + members + "}" == json.dumps(document)
-    assert batch_metrics(np.zeros((0, len(COLUMNS)), np.int64), np.zeros(0)).json_members() == []
+    empty = np.zeros((0, len(COLUMNS)), np.int64)
+    assert batch_metrics(empty, np.zeros(0), np.zeros(0, np.int64)).json_members() == []
