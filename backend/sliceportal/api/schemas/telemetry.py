@@ -12,10 +12,13 @@ from sliceportal.api.schemas.common import Page
 class TelemetrySample(BaseModel):
     """What one slice did on one switch over `interval_s` seconds ending at `t`.
 
-    Delays are histogram bucket edges: a percentile is reported as the upper edge of the
-    bucket holding it ("p99 < 2 ms"), or 0.02 for the open last bucket (">= 20 ms"); `null`
-    when no packet was forwarded. A CDF point `[edge_s, fraction]` is the share of forwarded
-    packets whose delay was below `edge_s`.
+    Delays are histogram bucket edges, the slice's own: its delay target T and T/16, T/8,
+    T/4, T/2, 3T/4 and 7T/8 below it (rounded down to the data plane's 1/65,536 ns). A
+    percentile is reported as the upper edge of the bucket holding it ("p99 < 7.5 ms"), or T
+    for the open last bucket (">= T"); `null` when no packet was forwarded. A CDF point
+    `[edge_s, fraction]` is the share of forwarded packets whose delay was below `edge_s`; the
+    last point's edge is T, so its fraction is the share within the target. Samples stored
+    before per-slice edges keep the former global edges 0.1, 0.5, 1, 2, 5, 10 and 20 ms.
     """
 
     t: dt.datetime = Field(description="end of the interval")
@@ -39,8 +42,10 @@ class TelemetrySample(BaseModel):
     rq_delay_p95_s: float | None
     rq_delay_p99_s: float | None
     rq_delay_max_bucket_s: float | None
-    vq_cdf: list[tuple[float, float]]
-    rq_cdf: list[tuple[float, float]]
+    vq_cdf: list[tuple[float, float]] = Field(
+        description="[edge_s, fraction] at each of the slice's 7 finite edges; [] without packets"
+    )
+    rq_cdf: list[tuple[float, float]] = Field(description="the same for the real queue")
     registers: dict[str, int | float] | None = Field(
         description="vq_delay_s and vq_last_seen_ticks, where the switch can read registers"
     )

@@ -1711,10 +1711,13 @@ export interface components {
          * TelemetrySample
          * @description What one slice did on one switch over `interval_s` seconds ending at `t`.
          *
-         *     Delays are histogram bucket edges: a percentile is reported as the upper edge of the
-         *     bucket holding it ("p99 < 2 ms"), or 0.02 for the open last bucket (">= 20 ms"); `null`
-         *     when no packet was forwarded. A CDF point `[edge_s, fraction]` is the share of forwarded
-         *     packets whose delay was below `edge_s`.
+         *     Delays are histogram bucket edges, the slice's own: its delay target T and T/16, T/8,
+         *     T/4, T/2, 3T/4 and 7T/8 below it (rounded down to the data plane's 1/65,536 ns). A
+         *     percentile is reported as the upper edge of the bucket holding it ("p99 < 7.5 ms"), or T
+         *     for the open last bucket (">= T"); `null` when no packet was forwarded. A CDF point
+         *     `[edge_s, fraction]` is the share of forwarded packets whose delay was below `edge_s`; the
+         *     last point's edge is T, so its fraction is the share within the target. Samples stored
+         *     before per-slice edges keep the former global edges 0.1, 0.5, 1, 2, 5, 10 and 20 ms.
          */
         TelemetrySample: {
             /**
@@ -1781,12 +1784,18 @@ export interface components {
             rq_delay_p99_s: number | null;
             /** Rq Delay Max Bucket S */
             rq_delay_max_bucket_s: number | null;
-            /** Vq Cdf */
+            /**
+             * Vq Cdf
+             * @description [edge_s, fraction] at each of the slice's 7 finite edges; [] without packets
+             */
             vq_cdf: [
                 number,
                 number
             ][];
-            /** Rq Cdf */
+            /**
+             * Rq Cdf
+             * @description the same for the real queue
+             */
             rq_cdf: [
                 number,
                 number

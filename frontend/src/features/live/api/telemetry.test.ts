@@ -28,10 +28,12 @@ it("reads the API's sample, merging vq_cdf and rq_cdf over their edges", () => {
     { delayS: 0.001, virtual: 0.5, real: null },
     { delayS: 0.005, virtual: 0.96, real: null },
   ]);
+  expect(sample.edges).toEqual([0.0001, 0.0005, 0.001, 0.005]);
 });
 
 it('keeps an empty CDF without packets and skips what is not a sample', () => {
   expect(parseSample({ ...wireSample, vq_cdf: [], rq_cdf: [] })!.cdf).toEqual([]);
+  expect(parseSample({ ...wireSample, vq_cdf: [], rq_cdf: [] })!.edges).toEqual([]);
   expect(parseSample({ t: 1 })).toBeNull();
   const later = { ...wireSample, t: '2026-01-01T00:00:01Z' };
   expect(parseSamples([later, 'junk', wireSample]).map((s) => s.t)).toEqual([1767225600, 1767225601]);

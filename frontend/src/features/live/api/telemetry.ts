@@ -7,8 +7,9 @@
  * - `use-telemetry-stream.ts`: `GET /api/v1/slices/{id}/telemetry/stream` with an EventSource
  *   (event `sample`, one JSON sample per poll of the slice and switch).
  *
- * Delays are histogram bucket edges; the CDFs are `[edge_s, fraction]` at each finite edge,
- * separately for the virtual (`vq_cdf`) and real (`rq_cdf`) queue.
+ * Delays are histogram bucket edges, each slice's own (its delay target T and T/16 … 7T/8
+ * below it); the CDFs are `[edge_s, fraction]` at each finite edge, separately for the
+ * virtual (`vq_cdf`) and real (`rq_cdf`) queue, so a sample carries its edges.
  */
 import type { TelemetrySample as WireSample } from '@/lib/api/schema';
 
@@ -34,6 +35,11 @@ export interface TelemetrySample {
   vq: { p50: number | null; p95: number | null; p99: number | null };
   rq: { p50: number | null; p95: number | null; p99: number | null };
   cdf: CdfPoint[];
+  /**
+   * The finite edges of the sample's delay histograms, ascending (from its CDFs; empty
+   * without packets): the last is the slice's delay target when the sample was counted.
+   */
+  edges: number[];
 }
 
 function num(value: unknown): number | null {
@@ -67,6 +73,7 @@ export function parseSample(raw: unknown): TelemetrySample | null {
   const t = typeof o.t === 'string' ? Date.parse(o.t) / 1000 : NaN;
   const throughput = num(o.throughput_bps);
   if (Number.isNaN(t) || throughput === null) return null;
+  const cdf = mergeCdfs(o.vq_cdf ?? [], o.rq_cdf ?? []);
   return {
     t,
     sliceId: num(o.slice_id) ?? 0,
@@ -78,7 +85,8 @@ export function parseSample(raw: unknown): TelemetrySample | null {
     markRatio: num(o.mark_ratio) ?? 0,
     vq: { p50: num(o.vq_delay_p50_s), p95: num(o.vq_delay_p95_s), p99: num(o.vq_delay_p99_s) },
     rq: { p50: num(o.rq_delay_p50_s), p95: num(o.rq_delay_p95_s), p99: num(o.rq_delay_p99_s) },
-    cdf: mergeCdfs(o.vq_cdf ?? [], o.rq_cdf ?? []),
+    cdf,
+    edges: cdf.map((p) => p.delayS),
   };
 }
 

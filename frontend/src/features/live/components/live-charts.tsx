@@ -123,5 +123,5 @@ export function DelayCdfChart({ sample, targetS }: { sample: TelemetrySample | u
     const points = (sample?.cdf ?? []).filter((p) => Number.isFinite(p.delayS) && p.delayS > 0);
     return [points.map((p) => p.delayS * 1e3), points.map((p) => p.virtual), points.map((p) => p.real)] as ChartData;
   }, [sample]);
-  return <Chart options={options} data={data} height={220} label="Cumulative distribution of the queuing delay in the last second" caption="Dashed: the delay target. Buckets of the switch's delay histogram." />;
+  return <Chart options={options} data={data} height={220} label="Cumulative distribution of the queuing delay in the last second" caption="Dashed: the delay target. Points at the edges of the slice's delay histogram: its target T (the last) and T/16 to 7T/8 below it." />;
 }

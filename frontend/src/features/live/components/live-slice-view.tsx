@@ -10,21 +10,32 @@ import { QueryErrorState, StateView } from '@/components/ui/states';
 import { formatDelay, formatPercent, formatRate } from '@/lib/format';
 
 import { useTelemetryHistory } from '../api/get-telemetry-history';
+import type { TelemetrySample } from '../api/telemetry';
 import { useTelemetryStream } from '../api/use-telemetry-stream';
 
 import { ConnectionStatus } from './connection-status';
 import { DelayCdfChart, DelayChart, DropsMarksChart, ThroughputChart } from './live-charts';
 
-/** The last finite edge of the switch's delay histogram (docs/telemetry.md). */
-const LAST_EDGE_S = 0.02;
+/**
+ * A percentile as the histogram knows it: the upper edge of its bucket ("≤ 2 ms"). The
+ * slice's histograms have their own edges (`edges`, the sample's: its delay target T last,
+ * docs/telemetry.md); T also stands for the open bucket beyond it, so it only proves
+ * "≥ 7T/8", the edge below it.
+ */
+export function formatBucket(seconds: number | null | undefined, edges: readonly number[] = []): string {
+  if (seconds === null || seconds === undefined) return '—';
+  const last = edges.length - 1;
+  return last >= 1 && seconds >= edges[last] ? `≥ ${formatDelay(edges[last - 1])}` : `≤ ${formatDelay(seconds)}`;
+}
 
 /**
- * A percentile as the histogram knows it: the upper edge of its bucket ("≤ 2 ms"); the last
- * edge, 20 ms, also stands for the open bucket beyond it, so it only proves "> 10 ms".
+ * Whether a sample proves the p99 delay of a queue at or above the slice's target: more than
+ * 1 % of its packets in the top bucket, at or beyond the last edge (the target), i.e. below
+ * it less than 99 %.
  */
-export function formatBucket(seconds: number | null | undefined): string {
-  if (seconds === null || seconds === undefined) return '—';
-  return seconds >= LAST_EDGE_S ? '> 10 ms' : `≤ ${formatDelay(seconds)}`;
+export function p99AtTarget(sample: TelemetrySample | undefined, queue: 'virtual' | 'real'): boolean {
+  const below = sample?.cdf[sample.cdf.length - 1]?.[queue];
+  return below !== null && below !== undefined && below < 0.99;
 }
 
 export const RANGES: { value: number | null; label: string }[] = [
@@ -102,12 +113,12 @@ export function LiveSliceView({
           </div>
           <div className="stat">
             <div className="stat-label">Virtual delay p99</div>
-            <div className={`stat-value ${latest?.vq.p99 != null && latest.vq.p99 > targetS ? 'bound-bad' : ''}`}>{formatBucket(latest?.vq.p99)}</div>
+            <div className={`stat-value ${p99AtTarget(latest, 'virtual') ? 'bound-bad' : ''}`}>{formatBucket(latest?.vq.p99, latest?.edges)}</div>
             <div className="stat-note">target {formatDelay(targetS)}</div>
           </div>
           <div className="stat">
             <div className="stat-label">Real delay p99</div>
-            <div className="stat-value">{formatBucket(latest?.rq.p99)}</div>
+            <div className="stat-value">{formatBucket(latest?.rq.p99, latest?.edges)}</div>
             <div className="stat-note">bound {boundS === undefined ? '…' : formatDelay(boundS)}</div>
           </div>
           <div className="stat">
