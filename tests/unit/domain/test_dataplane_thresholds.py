@@ -32,8 +32,13 @@ BYTE_TIME = 5_242_880  # 100 Mbit/s
 ECT0, ECT1, NOT_ECT, CE = 2, 1, 0, 3
 
 
+TARGET = 16_000 * UNITS  # a 16 ms delay target: edges 1, 2, 4, 8, 12, 14 and 16 ms
+
+
 def policy(c_delay: int, m_delay: int | None = None) -> SlicePolicy:
-    return SlicePolicy(priority=7, byte_time=BYTE_TIME, c_delay=c_delay, m_delay=m_delay)
+    return SlicePolicy(
+        priority=7, byte_time=BYTE_TIME, c_delay=c_delay, m_delay=m_delay, hist_target=TARGET
+    )
 
 
 @pytest.mark.parametrize(("offset", "passes"), [(-1, False), (0, True), (1, True)])
@@ -136,29 +141,44 @@ def test_ecn_marks_only_above_the_marking_threshold(
     assert egress_check(vq, td, policy(500 * UNITS, 200 * UNITS), ecn) == (False, marked)
 
 
-@pytest.mark.parametrize("k", range(len(c.HIST_BUCKET_EDGES_US)))
-def test_a_delay_on_a_bucket_edge_counts_in_the_bucket_above(k: int) -> None:
-    """`delay < edge` in slice_monitor.p4's delay_bucket."""
-    edge = c.HIST_BUCKET_EDGES_US[k] * UNITS
-    assert delay_bucket(edge - 1) == k
-    assert delay_bucket(edge) == delay_bucket(edge + 1) == k + 1
+@pytest.mark.parametrize(("k", "edge_ms"), list(enumerate((1, 2, 4, 8, 12, 14, 16))))
+def test_a_delay_on_a_bucket_edge_counts_in_the_bucket_above(k: int, edge_ms: int) -> None:
+    """`delay < edge` in slice_monitor.p4's delay_bucket, on the edges of a 16 ms target."""
+    edge = edge_ms * 1000 * UNITS
+    assert delay_bucket(edge - 1, TARGET) == k
+    assert delay_bucket(edge, TARGET) == delay_bucket(edge + 1, TARGET) == k + 1
+
+
+@pytest.mark.parametrize("target", [0, 1, 15, 16, 17, 2**48 - 1])
+def test_edges_round_down_as_the_shifts_do(target: int) -> None:
+    """T >> 4 ... T - (T >> 3), T: a target of a few units still orders its edges, and a delay
+    equal to the target is always in the top bucket."""
+    edges = [target >> 4, target >> 3, target >> 2, target >> 1]
+    edges += [target - (target >> 2), target - (target >> 3), target]
+    for k, edge in enumerate(edges):
+        assert delay_bucket(edge, target) >= k + 1
+        if edge > 0 and (k == 0 or edges[k - 1] < edge):
+            assert delay_bucket(edge - 1, target) == k
+    assert delay_bucket(target, target) == c.HIST_BUCKETS - 1
 
 
 def test_percentile_buckets_carry_their_edges() -> None:
-    p = delay_percentiles([0, 1, 0, 0, 0, 0, 0, 0])
+    p = delay_percentiles([0, 1, 0, 0, 0, 0, 0, 0], TARGET)
     assert p is not None
-    assert p.p50 == p.max == DelayBucket(1, 100, 500)
-    p = delay_percentiles([1, 0, 0, 0, 0, 0, 0, 0])
-    assert p is not None and p.max == DelayBucket(0, 0, 100)
+    assert p.p50 == p.max == DelayBucket(1, 0.001, 0.002)
+    p = delay_percentiles([1, 0, 0, 0, 0, 0, 0, 0], TARGET)
+    assert p is not None and p.max == DelayBucket(0, 0.0, 0.001)
+    p = delay_percentiles([0, 0, 0, 0, 0, 0, 0, 1], TARGET)
+    assert p is not None and p.max == DelayBucket(7, 0.016, None)
 
 
 def test_a_percentile_just_short_of_a_bucket_is_in_the_next() -> None:
     """`running * 100 >= percent * total`: 499 of 1000 is under half, 95 of 100 is 95%."""
-    p = delay_percentiles([499, 501, 0, 0, 0, 0, 0, 0])
+    p = delay_percentiles([499, 501, 0, 0, 0, 0, 0, 0], TARGET)
     assert p is not None and p.p50.index == 1
-    p = delay_percentiles([95, 4, 1, 0, 0, 0, 0, 0])
+    p = delay_percentiles([95, 4, 1, 0, 0, 0, 0, 0], TARGET)
     assert p is not None and (p.p95.index, p.p99.index) == (0, 1)
-    p = delay_percentiles([94, 5, 1, 0, 0, 0, 0, 0])
+    p = delay_percentiles([94, 5, 1, 0, 0, 0, 0, 0], TARGET)
     assert p is not None and (p.p95.index, p.p99.index) == (1, 1)
 
 
