@@ -24,8 +24,11 @@ import { DelayCdfChart, DelayChart, DropsMarksChart, ThroughputChart } from './l
  */
 export function formatBucket(seconds: number | null | undefined, edges: readonly number[] = []): string {
   if (seconds === null || seconds === undefined) return '—';
-  const last = edges.length - 1;
-  return last >= 1 && seconds >= edges[last] ? `≥ ${formatDelay(edges[last - 1])}` : `≤ ${formatDelay(seconds)}`;
+  const target = edges[edges.length - 1];
+  const below = edges[edges.length - 2];
+  return target !== undefined && below !== undefined && seconds >= target
+    ? `≥ ${formatDelay(below)}`
+    : `≤ ${formatDelay(seconds)}`;
 }
 
 /**
