@@ -41,6 +41,8 @@ SET_NEXT_HOP = "SliceportalIngress.routing.set_next_hop"
 SET_SLICE = "SliceportalIngress.classifier.set_slice"
 TAIL_DROP = "SliceportalIngress.vqueue.tail_drop"
 ECN_STEP = "SliceportalIngress.vqueue.ecn_step"
+METER_POLICY = "SliceportalIngress.vqueue.meter_policy"
+SLICE_METER = "SliceportalIngress.vqueue.slice_meter"
 VQ_DROPPED = "SliceportalIngress.vqueue.vq_dropped"
 FORWARDED = "SliceportalEgress.monitor.forwarded"
 REAL_DROPPED = "SliceportalEgress.monitor.real_dropped"
@@ -74,10 +76,12 @@ class DataplaneValueError(ValueError):
 
 
 class Scheme(StrEnum):
-    """Queue management of a slice: the two actions of the slice_policy table."""
+    """Queue management of a slice: the actions of the slice_policy table. ``meter`` is the
+    paper's baseline (Sec. IV-C): a trTCM meter per slice instead of a virtual queue."""
 
     TAIL_DROP = "tail_drop"
     ECN_STEP = "ecn_step"
+    METER = "meter"
 
 
 class MatchKind(StrEnum):
@@ -273,9 +277,20 @@ class DataplaneSlice:
                     "marking_threshold_s", "must be below burst_limit_s, else nothing is marked"
                 )
         elif self.marking_threshold_s is not None:
-            raise DataplaneValueError("marking_threshold_s", "tail_drop marks nothing")
+            raise DataplaneValueError("marking_threshold_s", f"{self.scheme} marks nothing")
         target = self.burst_limit_s if self.delay_target_s is None else self.delay_target_s
-        return SlicePolicy(self.priority, bt, c_delay, m_delay, histogram_target(target))
+        metered = self.scheme == Scheme.METER
+        return SlicePolicy(self.priority, bt, c_delay, m_delay, histogram_target(target), metered)
+
+    def meter_config(self) -> MeterConfig | None:
+        """The slice_meter cell of a meter slice (None for a virtual-queue slice)."""
+        if self.scheme != Scheme.METER:
+            return None
+        rate = _exact(self.rate_bps, "rate_bps")
+        burst = _exact(self.burst_limit_s, "burst_limit_s")
+        cir = math.floor(rate / BITS_PER_BYTE)
+        cburst = math.floor(rate * burst / BITS_PER_BYTE)
+        return MeterConfig(SLICE_METER, self.dp_sid, cir, cburst, cir, cburst)
 
 
 @dataclass(frozen=True)
@@ -288,13 +303,20 @@ class SlicePolicy:
     m_delay: int | None
     hist_target: int
     """The delay target in vq units: the top edge of the slice's delay histograms."""
+    metered: bool = False
+    """The meter baseline: meter_policy (priority, hist_target); byte_time and c_delay are
+    then only the slice's figures, the switch polices with the slice's `MeterConfig`."""
 
     @property
     def action(self) -> str:
+        if self.metered:
+            return METER_POLICY
         return TAIL_DROP if self.m_delay is None else ECN_STEP
 
     @property
     def params(self) -> tuple[tuple[str, int], ...]:
+        if self.metered:
+            return (("priority", self.priority), ("hist_target", self.hist_target))
         params = [
             ("priority", self.priority),
             ("byte_time", self.byte_time),
@@ -304,6 +326,36 @@ class SlicePolicy:
             params.append(("m_delay", self.m_delay))
         params.append(("hist_target", self.hist_target))
         return tuple(params)
+
+
+@dataclass(frozen=True)
+class MeterConfig:
+    """One cell of an indirect meter, as a P4Runtime MeterEntry (MODIFY) writes it.
+
+    slice_meter is a trTCM (RFC 2698) in bytes, colour-blind. The meter baseline polices a
+    slice at its rate with its burst limit as the bucket: CIR = rate / 8 bytes/s and CBS =
+    rate x burst_limit / 8 bytes (both rounded down: never above the declared figures), and
+    PIR = CIR, PBS = CBS, so the two buckets fill and drain alike, no packet is ever YELLOW and
+    RED (dropped) means exactly "out of the slice's profile".
+    """
+
+    meter: str
+    index: int
+    cir: int
+    """Committed information rate, bytes per second."""
+    cburst: int
+    """Committed burst size, bytes."""
+    pir: int
+    pburst: int
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.meter, self.index)
+
+
+def meter_configs(slices: Iterable[DataplaneSlice]) -> tuple[MeterConfig, ...]:
+    """The slice_meter cells of the meter slices among ``slices``."""
+    return tuple(m for s in slices if (m := s.meter_config()) is not None)
 
 
 @dataclass(frozen=True)
@@ -450,6 +502,54 @@ def egress_check(
         return True, False
     marked = policy.m_delay is not None and worst > policy.m_delay and ecn in _ECT
     return False, marked
+
+
+TICKS_PER_S = NS_PER_S // c.TIMESTAMP_TICK_NS
+METER_GREEN, METER_YELLOW, METER_RED = 0, 1, 2
+"""v1model's meter colours."""
+
+
+@dataclass(frozen=True)
+class MeterState:
+    """One trTCM cell: its committed and peak buckets and the timestamp (ticks) of its last
+    packet, 0 for none yet (both buckets are then full, as RFC 2698 starts them).
+
+    Tokens are counted in 1/TICKS_PER_S bytes (microbytes at 1 us ticks), so a rate in bytes per
+    second refills exactly ``rate x elapsed ticks`` of them and no rounding happens at all.
+    """
+
+    committed: int = 0
+    peak: int = 0
+    last_seen: int = 0
+
+
+def meter_step(
+    state: MeterState, now: int, packet_bytes: int, config: MeterConfig
+) -> tuple[MeterState, int]:
+    """One packet through a colour-blind trTCM (RFC 2698, in bytes): the new state and the
+    packet's colour. Both buckets refill by the time since the cell's previous packet (none
+    for a timestamp that went backwards), capped at their burst sizes; then RED when the peak
+    bucket holds fewer tokens than the packet (nothing is taken), YELLOW when the committed one
+    does (the peak bucket pays), else GREEN (both pay)."""
+    ts_width = c.TIMESTAMP_WIDTH
+    c_cap = config.cburst * TICKS_PER_S
+    p_cap = config.pburst * TICKS_PER_S
+    if state.last_seen == 0:
+        committed, peak = c_cap, p_cap
+    else:
+        elapsed = (now - state.last_seen) % (1 << ts_width)
+        if elapsed >> (ts_width - 1):
+            elapsed = 0
+        committed = min(c_cap, state.committed + elapsed * config.cir)
+        peak = min(p_cap, state.peak + elapsed * config.pir)
+    need = packet_bytes * TICKS_PER_S
+    if peak < need:
+        color = METER_RED
+    elif committed < need:
+        color, peak = METER_YELLOW, peak - need
+    else:
+        color, committed, peak = METER_GREEN, committed - need, peak - need
+    return MeterState(committed, peak, now), color
 
 
 def real_delay_units(deq_timedelta: int) -> int:

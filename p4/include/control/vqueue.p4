@@ -29,7 +29,15 @@ control VirtualQueue(inout headers_t hdr,
     @id(0x12000001) @name("vq_dropped")
     counter(MAX_SLICES, CounterType.packets_and_bytes) vq_dropped;
 
+    // The paper's baseline (Harkous et al. 2021, Sec. IV-C): one two-rate three-colour meter
+    // (RFC 2698, colour-blind, in bytes) per slice instead of a virtual queue. The control
+    // plane writes each meter slice's cell with a MeterEntry; RED packets are dropped (and
+    // counted in vq_dropped, the ingress policer's drops), GREEN and YELLOW pass.
+    @id(0x14000001) @name("slice_meter")
+    meter(MAX_SLICES, MeterType.bytes) slice_meter;
+
     byte_time_t slice_byte_time = 0;
+    bool metered = false;
 
     // hist_target: the slice's delay target, which SliceMonitor makes the top edge of the
     // slice's delay histograms, so the share of packets above the target is counted exactly.
@@ -52,6 +60,15 @@ control VirtualQueue(inout headers_t hdr,
         local_md.m_delay = m_delay;
     }
 
+    // Meter baseline: the slice's priority and histogram target, policed by slice_meter alone:
+    // no virtual queue and no real-queue check in egress (the virtual delay counts as 0).
+    @id(0x01000008) @name("meter_policy")
+    action meter_policy(priority_t priority, vq_param_t hist_target) {
+        standard_metadata.priority = priority;
+        metered = true;
+        local_md.hist_target = hist_target;
+    }
+
     // A slice without a policy entry (best effort, by default) has no virtual queue; its
     // histograms use a fixed target.
     @id(0x01000007) @name("best_effort")
@@ -68,6 +85,7 @@ control VirtualQueue(inout headers_t hdr,
         actions = {
             tail_drop;
             ecn_step;
+            meter_policy;
             @defaultonly best_effort;
         }
         const default_action = best_effort();
@@ -78,7 +96,17 @@ control VirtualQueue(inout headers_t hdr,
         local_md.has_policy = false;
         local_md.ecn_step = false;
         local_md.vq_delay = 0;
+        metered = false;
         slice_policy.apply();
+        if (metered) {
+            bit<32> meter_index = (bit<32>) local_md.dp_sid;
+            bit<2> color;
+            slice_meter.execute_meter(meter_index, color);
+            if (color == METER_COLOR_RED) {
+                mark_to_drop(standard_metadata);
+                vq_dropped.count(meter_index);
+            }
+        }
         if (local_md.has_policy) {
             bit<32> index = (bit<32>) local_md.dp_sid;
             @atomic {

@@ -35,6 +35,9 @@ const bit<2> ECN_ECT1 = 1;
 const bit<2> ECN_ECT0 = 2;
 const bit<2> ECN_CE = 3;
 
+// v1model meter colours (BMv2: 0 green, 1 yellow, 2 red).
+const bit<2> METER_COLOR_RED = 2;
+
 error {
     Ipv4IhlTooSmall
 }

@@ -366,3 +366,67 @@ def test_errors_nest_under_a_prefix() -> None:
 def test_slices_are_immutable() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         make_slice().rate_bps = 1.0  # type: ignore[misc]
+
+
+# --- The meter baseline (Harkous et al. 2021, Sec. IV-C) -------------------------------------
+
+
+def test_meter_slice_gets_meter_policy_and_a_meter_cell() -> None:
+    from sliceportal.domain.dataplane import METER_POLICY, SLICE_METER, MeterConfig, meter_configs
+
+    meter = make_slice(scheme=Scheme.METER, marking_threshold_s=None, delay_target_s=10 * MS)
+    policy = slice_entries(meter)[-1]
+    assert policy.table == SLICE_POLICY
+    assert policy.action == METER_POLICY
+    assert policy.params == (("priority", 7), ("hist_target", vq_units(10 * MS, "t")))
+    # CIR 48 Mbit/s = 6,000,000 B/s; CBS 20 ms at that rate = 120,000 B; PIR/PBS the same.
+    config = MeterConfig(SLICE_METER, 1, 6_000_000, 120_000, 6_000_000, 120_000)
+    assert meter.meter_config() == config
+    assert meter_configs([meter, make_slice(dp_sid=2, vlan_id=101)]) == (config,)
+    assert make_slice().meter_config() is None
+
+
+def test_meter_slice_rounds_its_figures_down_and_marks_nothing() -> None:
+    odd = make_slice(
+        scheme=Scheme.METER, marking_threshold_s=None, rate_bps=1_000_007, burst_limit_s=0.3
+    )
+    config = odd.meter_config()
+    assert config is not None
+    assert (config.cir, config.cburst) == (125_000, 37_500)  # 125,000.875 and 37,500.2625
+    with pytest.raises(DataplaneValueError) as info:
+        make_slice(scheme=Scheme.METER)
+    assert info.value.field == "marking_threshold_s"
+
+
+def test_meter_step_is_rfc_2698_colour_blind() -> None:
+    from sliceportal.domain.dataplane import (
+        METER_GREEN,
+        METER_RED,
+        METER_YELLOW,
+        SLICE_METER,
+        MeterConfig,
+        MeterState,
+        meter_step,
+    )
+
+    # CIR 1,000 B/s, CBS 1,000 B; PIR 2,000 B/s, PBS 2,000 B. Ticks are microseconds.
+    config = MeterConfig(SLICE_METER, 0, 1_000, 1_000, 2_000, 2_000)
+    state, color = meter_step(MeterState(), 10, 1_000, config)  # both buckets start full
+    assert color == METER_GREEN
+    state, color = meter_step(state, 10, 1_000, config)  # committed empty, peak has 1,000
+    assert color == METER_YELLOW
+    state, color = meter_step(state, 10, 1, config)  # peak empty: red, nothing taken
+    assert color == METER_RED
+    assert (state.committed, state.peak) == (0, 0)
+    # 0.5 s later: 500 B committed, 1,000 B peak.
+    state, color = meter_step(state, 500_010, 500, config)
+    assert color == METER_GREEN
+    state, color = meter_step(state, 500_010, 501, config)  # peak holds only 500
+    assert color == METER_RED
+    state, color = meter_step(state, 500_010, 500, config)
+    assert color == METER_YELLOW
+    # Refill is capped at the burst sizes, and a timestamp going backwards refills nothing.
+    state, _ = meter_step(state, 100_000_000, 1, config)
+    assert (state.committed, state.peak) == (999 * 10**6, 1_999 * 10**6)
+    state, color = meter_step(state, 50, 2_000, config)
+    assert color == METER_RED

@@ -26,10 +26,11 @@ P4INFO = ROOT / "p4" / "build" / "sliceportal.p4info.txtpb"
 STANDARD_METADATA_WIDTHS = {"egress_spec": 9, "ingress_port": 9}
 # Which struct a control parameter is, by our naming convention.
 PARAM_TYPES = {"hdr": "headers_t", "local_md": "local_metadata_t"}
-ID_PREFIX = {"table": 0x02, "action": 0x01, "counter": 0x12, "register": 0x16}
+ID_PREFIX = {"table": 0x02, "action": 0x01, "counter": 0x12, "meter": 0x14, "register": 0x16}
 COUNTER_UNITS = {"packets": "PACKETS", "bytes": "BYTES", "packets_and_bytes": "BOTH"}
+METER_UNITS = {"packets": "PACKETS", "bytes": "BYTES"}
 ANNOTATED = r"@id\((0x[0-9a-fA-F]+|\d+)\)\s*@name\(\"(\w+)\"\)\s*"
-DECLARATION = re.compile(r"\b(?:action|table) (\w+)|\b(?:counter|register)\b[^;]*\s(\w+);")
+DECLARATION = re.compile(r"\b(?:action|table) (\w+)|\b(?:counter|meter|register)\b[^;]*\s(\w+);")
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,13 @@ class Counter:
 
 
 @dataclass(frozen=True)
+class Meter:
+    id: int
+    unit: str
+    size: int
+
+
+@dataclass(frozen=True)
 class Register:
     id: int
     bitwidth: int
@@ -67,6 +75,7 @@ class Program:
     actions: dict[str, Action]
     counters: dict[str, Counter]
     registers: dict[str, Register]
+    meters: dict[str, Meter]
 
 
 def _read_with_includes(path: Path) -> str:
@@ -151,7 +160,7 @@ class SourceModel:
         return names[2], names[3]
 
     def program(self) -> Program:
-        program = Program({}, {}, {}, {})
+        program = Program({}, {}, {}, {}, {})
         for top in self.top_controls():
             self._collect(self.controls[top], top, program)
             for m in re.finditer(r"^\s*(\w+)\(\) (\w+);", self.controls[top], flags=re.M):
@@ -174,6 +183,11 @@ class SourceModel:
         for m in re.finditer(counter, body):
             program.counters[f"{prefix}.{m.group(2)}"] = Counter(
                 int(m.group(1), 0), COUNTER_UNITS[m.group(4)], self._int(m.group(3))
+            )
+        meter = ANNOTATED + r"meter\((\w+), MeterType\.(\w+)\) (\w+);"
+        for m in re.finditer(meter, body):
+            program.meters[f"{prefix}.{m.group(2)}"] = Meter(
+                int(m.group(1), 0), METER_UNITS[m.group(4)], self._int(m.group(3))
             )
         for m in re.finditer(ANNOTATED + r"register<(\w+)>\((\w+)\) (\w+);", body):
             program.registers[f"{prefix}.{m.group(2)}"] = Register(
@@ -247,6 +261,12 @@ def _p4info_program(info: p4info_pb2.P4Info) -> Program:
             r.preamble.name: Register(r.preamble.id, r.type_spec.bitstring.bit.bitwidth, r.size)
             for r in info.registers
         },
+        meters={
+            m.preamble.name: Meter(
+                m.preamble.id, p4info_pb2.MeterSpec.Unit.Name(m.spec.unit), m.size
+            )
+            for m in info.meters
+        },
     )
 
 
@@ -260,7 +280,7 @@ def info() -> p4info_pb2.P4Info:
     return _p4info()
 
 
-@pytest.mark.parametrize("kind", ["tables", "actions", "counters", "registers"])
+@pytest.mark.parametrize("kind", ["tables", "actions", "counters", "registers", "meters"])
 def test_p4info_objects_match_source(source: Program, info: p4info_pb2.P4Info, kind: str) -> None:
     expected = getattr(source, kind)
     actual = getattr(_p4info_program(info), kind)
@@ -272,9 +292,10 @@ def test_p4info_objects_match_source(source: Program, info: p4info_pb2.P4Info, k
 def test_source_has_the_objects_we_rely_on(source: Program) -> None:
     """Guards the parser itself: an empty model would make the comparison vacuous."""
     assert len(source.tables) == 4
-    assert len(source.actions) == 7
+    assert len(source.actions) == 8
     assert len(source.counters) == 6
     assert len(source.registers) == 2
+    assert len(source.meters) == 1
     assert all(t.match_fields for t in source.tables.values())
 
 
@@ -283,6 +304,7 @@ def test_ids_carry_their_type_prefix_and_are_unique(info: p4info_pb2.P4Info) -> 
         "table": info.tables,
         "action": info.actions,
         "counter": info.counters,
+        "meter": info.meters,
         "register": info.registers,
     }
     ids = [o.preamble.id for objects in groups.values() for o in objects]
@@ -294,7 +316,7 @@ def test_ids_carry_their_type_prefix_and_are_unique(info: p4info_pb2.P4Info) -> 
 
 
 def test_aliases_are_the_shortest_unique_suffix(info: p4info_pb2.P4Info) -> None:
-    objects = [*info.tables, *info.actions, *info.counters, *info.registers]
+    objects = [*info.tables, *info.actions, *info.counters, *info.meters, *info.registers]
     names = [o.preamble.name for o in objects]
     for o in objects:
         parts = o.preamble.name.split(".")
@@ -307,7 +329,8 @@ def test_aliases_are_the_shortest_unique_suffix(info: p4info_pb2.P4Info) -> None
 
 def test_p4info_is_for_v1model_and_has_nothing_else(info: p4info_pb2.P4Info) -> None:
     assert info.pkg_info.arch == "v1model"
-    assert not (info.direct_counters or info.meters or info.direct_meters or info.digests)
+    assert not (info.direct_counters or info.direct_meters or info.digests)
+    assert all(m.spec.unit == p4info_pb2.MeterSpec.BYTES for m in info.meters)
     assert not (info.action_profiles or info.value_sets or info.controller_packet_metadata)
     assert all(not o.preamble.annotations for o in [*info.tables, *info.actions])
 
