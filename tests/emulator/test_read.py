@@ -201,7 +201,7 @@ def test_register_reads(controller: Controller, server: EmulatorServer) -> None:
         (counter_entry(0, 1), Code.INVALID_ARGUMENT),
         (register_entry(VQ_DELAY, 4096), Code.OUT_OF_RANGE),
         (register_entry(123), Code.INVALID_ARGUMENT),
-        (p4r.MeterEntry(meter_id=1), Code.UNIMPLEMENTED),
+        (p4r.MeterEntry(meter_id=1), Code.INVALID_ARGUMENT),
     ],
     ids=[
         "unknown-table",
@@ -215,7 +215,7 @@ def test_register_reads(controller: Controller, server: EmulatorServer) -> None:
         "index-without-counter",
         "register-index-too-high",
         "unknown-register",
-        "meter",
+        "unknown-meter",
     ],
 )
 def test_invalid_reads_fail_the_read(

@@ -120,3 +120,64 @@ def test_every_register_holds_its_full_width(client: P4RuntimeClient, register: 
     client.write(request)
     (cell,) = read(client, register_entry(register.id, register.size - 1))
     assert cell.register_entry.data.bitstring == top
+
+
+def test_meters_take_configs_by_modify_and_read_them_back(client: P4RuntimeClient) -> None:
+    """slice_meter (the meter baseline): cells exist, so only MODIFY; an unset config resets."""
+    (meter,) = PROGRAM.meters.values()
+    config = p4r.MeterConfig(cir=6_000_000, cburst=120_000, pir=6_000_000, pburst=120_000)
+    request = p4r.WriteRequest()
+    request.updates.append(
+        update(MODIFY, p4r.MeterEntry(meter_id=meter.id, index=p4r.Index(index=7), config=config))
+    )
+    client.write(request)
+    (cell,) = read(client, p4r.MeterEntry(meter_id=meter.id, index=p4r.Index(index=7)))
+    assert cell.meter_entry.config == config and cell.meter_entry.index.index == 7
+    cells = read(client, p4r.MeterEntry(meter_id=meter.id))
+    assert len(cells) == meter.size
+    assert [c.meter_entry.index.index for c in cells if c.meter_entry.HasField("config")] == [7]
+    assert len(read(client, p4r.MeterEntry())) == meter.size
+
+    request = p4r.WriteRequest()
+    request.updates.append(
+        update(MODIFY, p4r.MeterEntry(meter_id=meter.id, index=p4r.Index(index=7)))
+    )
+    client.write(request)
+    (cell,) = read(client, p4r.MeterEntry(meter_id=meter.id, index=p4r.Index(index=7)))
+    assert not cell.meter_entry.HasField("config")
+
+
+@pytest.mark.parametrize(
+    ("kind", "message", "code"),
+    [
+        (
+            INSERT,
+            {"index": 1, "config": {"cir": 1, "cburst": 1, "pir": 1, "pburst": 1}},
+            "INVALID_ARGUMENT",
+        ),
+        (MODIFY, {"index": 4096}, "OUT_OF_RANGE"),
+        (
+            MODIFY,
+            {"index": 1, "config": {"cir": 2, "cburst": 1, "pir": 1, "pburst": 1}},
+            "INVALID_ARGUMENT",
+        ),
+        (
+            MODIFY,
+            {"index": 1, "config": {"cir": -1, "cburst": 1, "pir": 1, "pburst": 1}},
+            "INVALID_ARGUMENT",
+        ),
+    ],
+    ids=["insert", "index-too-high", "pir-below-cir", "negative"],
+)
+def test_bad_meter_writes_are_refused(
+    client: P4RuntimeClient, kind: int, message: dict[str, Any], code: str
+) -> None:
+    (meter,) = PROGRAM.meters.values()
+    entry = p4r.MeterEntry(meter_id=meter.id, index=p4r.Index(index=message["index"]))
+    if "config" in message:
+        entry.config.CopyFrom(p4r.MeterConfig(**message["config"]))
+    request = p4r.WriteRequest()
+    request.updates.append(update(kind, entry))
+    with pytest.raises(Exception) as info:
+        client.write(request)
+    assert code in str(info.value)

@@ -184,7 +184,8 @@ def test_counter_and_register_entries_decode_like_protobuf(
     assert isinstance(got_direct, wire.DirectCounterEntry)
     assert got_direct.table_entry is not None and got_direct.table_entry.table_id == counter_id
     assert got_direct.data is None
-    assert got_meter is None and decoded.entities[3].kind == wire.EntityKind.METER_ENTRY
+    assert got_meter == wire.MeterEntry(counter_id)
+    assert decoded.entities[3].kind == wire.EntityKind.METER_ENTRY
 
 
 def test_unknown_fields_are_skipped() -> None:

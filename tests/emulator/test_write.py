@@ -337,9 +337,15 @@ def test_update_without_type_or_entity_is_invalid(controller: Controller) -> Non
 
 
 def test_unmodelled_entities_are_unimplemented(controller: Controller) -> None:
+    direct_meter = p4r.Update(type=MODIFY)
+    direct_meter.entity.direct_meter_entry.table_entry.table_id = 1
+    assert_refused(controller, Code.UNIMPLEMENTED, direct_meter)
+
+
+def test_a_meter_the_program_lacks_is_invalid(controller: Controller) -> None:
     meter = p4r.Update(type=MODIFY)
     meter.entity.meter_entry.meter_id = 1
-    assert_refused(controller, Code.UNIMPLEMENTED, meter)
+    assert_refused(controller, Code.INVALID_ARGUMENT, meter)
 
 
 def test_malformed_request_bytes_are_invalid_argument(controller: Controller) -> None:

@@ -16,7 +16,22 @@ import numpy as np
 
 from sliceportal.emulator import wire
 from sliceportal.emulator.errors import Code, P4RuntimeError, invalid
-from sliceportal.emulator.state import CounterArray, RegisterArray, SwitchState
+from sliceportal.emulator.model.layout import (
+    MTR_CBURST,
+    MTR_CIR,
+    MTR_COLUMNS,
+    MTR_CONFIGURED,
+    MTR_PBURST,
+    MTR_PIR,
+)
+from sliceportal.emulator.state import (
+    METER_BURST_MAX,
+    METER_RATE_MAX,
+    CounterArray,
+    MeterArray,
+    RegisterArray,
+    SwitchState,
+)
 from sliceportal.emulator.tables import Table, to_int
 from sliceportal.emulator.wire import EntityKind, UpdateType
 from sliceportal.p4rt.p4info import CounterUnit
@@ -47,6 +62,8 @@ def apply_update(state: SwitchState, update: wire.Update) -> None:
         _write_direct_counter(state, body)
     elif isinstance(body, wire.RegisterEntry):
         _write_register(state, body)
+    elif isinstance(body, wire.MeterEntry):
+        _write_meter(state, body)
     else:
         raise _not_modelled(entity.kind)
 
@@ -64,6 +81,8 @@ def read(state: SwitchState, entity: wire.Entity) -> Iterable[bytes]:
         return _read_direct_counters(state, body)
     if isinstance(body, wire.RegisterEntry):
         return _read_registers(state, body)
+    if isinstance(body, wire.MeterEntry):
+        return _read_meters(state, body)
     raise _not_modelled(entity.kind)
 
 
@@ -252,6 +271,64 @@ def _read_registers(state: SwitchState, request: wire.RegisterEntry) -> Iterable
     array = _register(state, request.register_id)
     index = _cell(request.index, array.info.size, f"register {array.info.name}")
     return _register_cells(array, index)
+
+
+# -- indirect meters -------------------------------------------------------------------------
+
+
+def _meter(state: SwitchState, meter_id: int) -> MeterArray:
+    array = state.meters.get(meter_id)
+    if array is None:
+        hint = " (a direct meter)" if meter_id in state.program.meter_ids else ""
+        raise invalid(f"unknown meter id {meter_id}{hint}")
+    return array
+
+
+def _write_meter(state: SwitchState, msg: wire.MeterEntry) -> None:
+    array = _meter(state, msg.meter_id)
+    what = f"meter {array.info.name}"
+    index = _cell(msg.index, array.info.size, what)
+    if msg.has_counter_data:
+        raise P4RuntimeError(Code.UNIMPLEMENTED, f"{what}: meter counters are not modelled")
+    config = msg.config
+    row = np.zeros(MTR_COLUMNS, dtype=np.int64)  # unset: back to the default, no policing
+    if config is not None:
+        values = (config.cir, config.cburst, config.pir, config.pburst)
+        if any(v < 0 for v in values):
+            raise invalid(f"{what}: negative rate or burst")
+        if config.pir < config.cir:
+            raise invalid(f"{what}: pir {config.pir} is below cir {config.cir} (RFC 2698)")
+        if max(config.cburst, config.pburst) > METER_BURST_MAX:
+            raise invalid(f"{what}: a burst above {METER_BURST_MAX}")
+        if config.pir > METER_RATE_MAX:
+            raise invalid(f"{what}: a rate above {METER_RATE_MAX}")
+        row[MTR_CONFIGURED] = 1
+        row[[MTR_CIR, MTR_CBURST, MTR_PIR, MTR_PBURST]] = values
+    array.cells[slice(None) if index is None else index] = row
+
+
+def _meter_cells(array: MeterArray, index: int | None) -> list[bytes]:
+    cells = range(array.info.size) if index is None else range(index, index + 1)
+    rows = array.cells.tolist()
+    out = []
+    for i in cells:
+        row = rows[i]
+        config = None
+        if row[MTR_CONFIGURED]:
+            config = wire.MeterConfig(row[MTR_CIR], row[MTR_CBURST], row[MTR_PIR], row[MTR_PBURST])
+        body = wire.encode_meter_entry(array.info.id, i, config)
+        out.append(wire.read_item(EntityKind.METER_ENTRY, body))
+    return out
+
+
+def _read_meters(state: SwitchState, request: wire.MeterEntry) -> Iterable[bytes]:
+    if request.meter_id == 0:
+        if request.index is not None:
+            raise invalid("an index needs a meter_id")
+        return [item for a in state.meters.values() for item in _meter_cells(a, None)]
+    array = _meter(state, request.meter_id)
+    index = _cell(request.index, array.info.size, f"meter {array.info.name}")
+    return _meter_cells(array, index)
 
 
 # -- the rest ---------------------------------------------------------------------------------

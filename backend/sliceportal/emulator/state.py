@@ -13,8 +13,9 @@ import threading
 import numpy as np
 import numpy.typing as npt
 
+from sliceportal.emulator.model.layout import MTR_COLUMNS
 from sliceportal.emulator.tables import Table
-from sliceportal.p4rt.p4info import CounterInfo, P4InfoIndex, RegisterInfo
+from sliceportal.p4rt.p4info import CounterInfo, MeterInfo, P4InfoIndex, RegisterInfo
 
 
 class CounterArray:
@@ -42,6 +43,22 @@ class RegisterArray:
         self.values: npt.NDArray[np.generic] = np.zeros(info.size, dtype=dtype)
 
 
+METER_BURST_MAX = 1 << 40
+"""Largest burst accepted (about 1.1e12 bytes): a full bucket, burst x 10^6 tokens, fits int64."""
+METER_RATE_MAX = 1 << 50
+"""Largest rate accepted (about 1.1e15 units/s, 9 Pbit/s in bytes)."""
+
+
+class MeterArray:
+    """One indirect trTCM meter (RFC 2698): per cell its configuration and the packet model's
+    state of its two buckets (`dataplane.MeterState`), one int64 row of `layout.MTR_COLUMNS`.
+    Writing a cell's configuration refills its buckets."""
+
+    def __init__(self, info: MeterInfo) -> None:
+        self.info = info
+        self.cells: npt.NDArray[np.int64] = np.zeros((info.size, MTR_COLUMNS), dtype=np.int64)
+
+
 class SwitchState:
     def __init__(self, program: P4InfoIndex) -> None:
         self.program = program
@@ -49,3 +66,4 @@ class SwitchState:
         self.tables = {tid: Table(info, program.actions) for tid, info in program.tables.items()}
         self.counters = {cid: CounterArray(info) for cid, info in program.counters.items()}
         self.registers = {rid: RegisterArray(info) for rid, info in program.registers.items()}
+        self.meters = {mid: MeterArray(info) for mid, info in program.meters.items()}

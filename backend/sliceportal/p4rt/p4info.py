@@ -114,6 +114,16 @@ class RegisterInfo:
     bitwidth: int  # 0: not a `bit<W>` register (readable only as far as the emulator models it)
 
 
+@dataclass(frozen=True, slots=True)
+class MeterInfo:
+    """An indirect meter: `unit` is the P4Info `MeterSpec.Unit` (1 BYTES, 2 PACKETS)."""
+
+    id: int
+    name: str
+    unit: int
+    size: int
+
+
 class P4InfoIndex:
     """The objects of one P4Info, in P4Info order (the order wildcard reads return them in)."""
 
@@ -130,6 +140,10 @@ class P4InfoIndex:
             for c in message.direct_counters
         }
         self.registers = {r.preamble.id: _register(r) for r in message.registers}
+        self.meters = {
+            m.preamble.id: MeterInfo(m.preamble.id, m.preamble.name, int(m.spec.unit), m.size)
+            for m in message.meters
+        }
         self.meter_ids = frozenset(m.preamble.id for m in message.meters) | frozenset(
             m.preamble.id for m in message.direct_meters
         )

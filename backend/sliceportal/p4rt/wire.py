@@ -151,6 +151,24 @@ class DirectCounterEntry:
 
 
 @dataclass(slots=True)
+class MeterConfig:
+    """A trTCM's rates (units per second) and bursts (units) (P4Runtime `MeterConfig`)."""
+
+    cir: int = 0
+    cburst: int = 0
+    pir: int = 0
+    pburst: int = 0
+
+
+@dataclass(slots=True)
+class MeterEntry:
+    meter_id: int = 0
+    index: int | None = None
+    config: MeterConfig | None = None  # None: unset, the cell's default (no policing)
+    has_counter_data: bool = False
+
+
+@dataclass(slots=True)
 class RegisterEntry:
     register_id: int = 0
     index: int | None = None
@@ -158,7 +176,7 @@ class RegisterEntry:
     bitstring: bytes | None = None  # None when `data` holds another P4Data kind
 
 
-EntityBody = TableEntry | CounterEntry | DirectCounterEntry | RegisterEntry
+EntityBody = TableEntry | CounterEntry | DirectCounterEntry | RegisterEntry | MeterEntry
 
 
 @dataclass(slots=True)
@@ -419,7 +437,26 @@ def _register_entry(buf: bytes) -> RegisterEntry:
     return entry
 
 
+def decode_meter_config(buf: bytes) -> MeterConfig:
+    ints, _ = _fields(buf)
+    return MeterConfig(*(_signed(ints.get(n, 0)) for n in (1, 2, 3, 4)))
+
+
+def _meter_entry(buf: bytes) -> MeterEntry:
+    ints, blobs = _fields(buf)
+    entry = MeterEntry(ints.get(1, 0))
+    for number, blob in blobs:
+        if number == 2:
+            entry.index = _index(blob)
+        elif number == 3:
+            entry.config = decode_meter_config(blob)
+        elif number == 4:
+            entry.has_counter_data = True
+    return entry
+
+
 _BODY_DECODERS: dict[EntityKind, Callable[[bytes], EntityBody]] = {
+    EntityKind.METER_ENTRY: _meter_entry,
     EntityKind.TABLE_ENTRY: decode_table_entry,
     EntityKind.COUNTER_ENTRY: _counter_entry,
     EntityKind.DIRECT_COUNTER_ENTRY: _direct_counter_entry,
@@ -613,6 +650,25 @@ def encode_cell_entry(entry_id: int, index: int | None) -> bytes:
     if index is None:
         return int_field(1, entry_id)
     return int_field(1, entry_id) + len_field(2, int_field(1, index))
+
+
+def encode_meter_config(config: MeterConfig) -> bytes:
+    """A `MeterConfig` body."""
+    return (
+        int_field(1, config.cir)
+        + int_field(2, config.cburst)
+        + int_field(3, config.pir)
+        + int_field(4, config.pburst)
+    )
+
+
+def encode_meter_entry(meter_id: int, index: int | None, config: MeterConfig | None) -> bytes:
+    """A `MeterEntry` body: one cell (or every cell, `index` None) and its config (None:
+    unset, which resets the cell to no policing)."""
+    out = encode_cell_entry(meter_id, index)
+    if config is not None:
+        out += len_field(3, encode_meter_config(config))
+    return out
 
 
 def decode_read_response(buf: bytes) -> list[Entity]:

@@ -109,7 +109,8 @@ def compile_kernel() -> None:
             np.zeros((1, L.PORT_COLUMNS), i64), np.zeros((1, L.QUEUES, L.Q_COLUMNS), i64),
             np.zeros((1, L.PKT_COLUMNS), i64), np.zeros(1, i64),
             np.zeros((8, L.EV_COLUMNS), i64), np.zeros(L.CUR_COLUMNS, i64),
-            np.zeros(1, np.uint64), np.zeros(1, np.uint64), counters,
+            np.zeros(1, np.uint64), np.zeros(1, np.uint64),
+            np.zeros((1, L.MTR_COLUMNS), i64), counters,
             np.zeros((0, L.TR_COLUMNS), i64), np.zeros(1, i64), np.zeros((0, 2, 2), i64),
             np.zeros((0, L.TS_COLUMNS), i64), 1, np.zeros(L.ST_COLUMNS, i64),
         )  # fmt: skip
@@ -150,6 +151,11 @@ class Engine:
         self._vq_last = registers[_by_name(state, dp.VQ_LAST_SEEN_REGISTER, True)].values
         if self._vq_delay.dtype != np.uint64 or self._vq_last.dtype != np.uint64:
             raise TypeError("the virtual-queue registers must be uint64 arrays")
+        meter = [m for m in state.meters.values() if m.info.name == dp.SLICE_METER]
+        # Without slice_meter (an older P4Info) no slice is metered: the cells stay unconfigured.
+        self._meters: Int64Array = (
+            meter[0].cells if meter else np.zeros((c.MAX_SLICES, L.MTR_COLUMNS), np.int64)
+        )
         arrays = []
         for name in _COUNTERS:
             counter = state.counters[_by_name(state, name)]
@@ -307,7 +313,7 @@ class Engine:
                 status = kernel.run(
                     t_end_ns, ol, trace_offset, self._cls, self._fi, self._ff, self._ports,
                     self._queues, self._pool, self._free, self._heap, self._cur,
-                    self._vq_delay, self._vq_last, self._counters, self.trace,
+                    self._vq_delay, self._vq_last, self._meters, self._counters, self.trace,
                     self._tap_row, self._tap_hist, self._tap_sum, self._tap_bin_us, self.stats,
                 )  # fmt: skip
                 if status == L.Status.DONE:
@@ -337,7 +343,10 @@ class Engine:
             row[L.CLS_PRIO] = verdict.priority
             policy = verdict.policy
             row[L.CLS_HIST_TARGET] = c.HIST_BEST_EFFORT_TARGET_VQ
-            if policy is not None:
+            if policy is not None and policy.metered:
+                row[L.CLS_POLICY] = L.POLICY_METER
+                row[L.CLS_HIST_TARGET] = policy.hist_target
+            elif policy is not None:
                 ecn_step = policy.m_delay is not None
                 row[L.CLS_POLICY] = L.POLICY_ECN_STEP if ecn_step else L.POLICY_TAIL_DROP
                 row[L.CLS_BYTE_TIME] = policy.byte_time

@@ -40,6 +40,7 @@ _UNITS_PER_TICK = c.VQ_UNITS_PER_TICK
 _CAP_TICKS = c.VQ_ELAPSED_CAP_TICKS
 _TD_MAX = (1 << 32) - 1  # deq_timedelta is bit<32>
 _HIST_BITS = c.HIST_BUCKET_BITS
+_TICKS_PER_S = 1_000_000_000 // c.TIMESTAMP_TICK_NS
 _NEVER = np.iinfo(np.int64).max
 _UNROUTED = int(L.Outcome.UNROUTED)
 _VQ_DROPPED = int(L.Outcome.VQ_DROPPED)
@@ -177,6 +178,50 @@ def _bucket(delay: int, target: int) -> int:
 
 
 @_jit
+def _refill(tokens: int, cap: int, rate: int, elapsed: int) -> int:
+    """min(cap, tokens + elapsed x rate), without forming a product that could overflow."""
+    if rate == 0:
+        return tokens
+    room = cap - tokens
+    if elapsed > room // rate:
+        return cap
+    return tokens + elapsed * rate
+
+
+@_jit
+def _meter_red(meters: Any, sid: int, now: int, length: int) -> bool:
+    """slice_meter.execute_meter for one packet (see dataplane.meter_step): True when RED."""
+    if meters[sid, L.MTR_CONFIGURED] == 0:
+        return False  # an unconfigured cell colours everything GREEN, as on BMv2
+    ts = (now // _TICK_NS) & _TS_MASK
+    c_cap = meters[sid, L.MTR_CBURST] * _TICKS_PER_S
+    p_cap = meters[sid, L.MTR_PBURST] * _TICKS_PER_S
+    last = meters[sid, L.MTR_LAST]
+    if last == 0:
+        committed = c_cap
+        peak = p_cap
+    else:
+        elapsed = (ts - last) & _TS_MASK
+        if (elapsed >> _TS_TOP) == 1:
+            elapsed = 0
+        committed = _refill(meters[sid, L.MTR_COMMITTED], c_cap, meters[sid, L.MTR_CIR], elapsed)
+        peak = _refill(meters[sid, L.MTR_PEAK], p_cap, meters[sid, L.MTR_PIR], elapsed)
+    need = length * _TICKS_PER_S
+    red = False
+    if peak < need:
+        red = True
+    elif committed < need:
+        peak -= need
+    else:
+        committed -= need
+        peak -= need
+    meters[sid, L.MTR_COMMITTED] = committed
+    meters[sid, L.MTR_PEAK] = peak
+    meters[sid, L.MTR_LAST] = ts
+    return red
+
+
+@_jit
 def _trace(tr: Any, index: int, outcome: int, sid: int, port: int, prio: int) -> None:
     if index >= 0 and tr.shape[0] > 0:
         tr[index, L.TR_OUTCOME] = outcome
@@ -225,7 +270,7 @@ def _egress(
         td = _TD_MAX
     real = td * _UNITS_PER_TICK
     marked = False
-    if policy != L.POLICY_NONE:
+    if policy != L.POLICY_NONE and policy != L.POLICY_METER:
         worst = vq if vq > real else real
         if worst > pool[slot, L.PKT_C_DELAY]:
             rd_p[sid] += 1
@@ -301,6 +346,7 @@ def _ingress(
     fi: Any,
     vq_delay: Any,
     vq_last: Any,
+    meters: Any,
     counters: tuple[Any, ...],
     tr: Any,
     tap_row: Any,
@@ -324,7 +370,17 @@ def _ingress(
     _trace(tr, index, 0, sid, port, prio)
     policy = cls[cls_id, L.CLS_POLICY]
     vq = 0
-    if policy != L.POLICY_NONE:
+    if policy == L.POLICY_METER:
+        if _meter_red(meters, sid, now, length):
+            vqd_p[sid] += 1
+            vqd_b[sid] += length
+            stats[L.ST_VQ_DROPPED] += 1
+            if index >= 0 and tr.shape[0] > 0:
+                tr[index, L.TR_OUTCOME] = _VQ_DROPPED
+                tr[index, L.TR_VQ] = 0
+            _feedback(heap, cur, fi, flow, seq, now, L.EV_LOSS)
+            return
+    elif policy != L.POLICY_NONE:
         # vqueue.p4, step for step (see dataplane.vqueue_step).
         ts = (now // _TICK_NS) & _TS_MASK
         last = int(vq_last[sid])
@@ -597,6 +653,7 @@ def run(
     cur: Any,
     vq_delay: Any,
     vq_last: Any,
+    meters: Any,
     counters: tuple[Any, ...],
     tr: Any,
     tap_row: Any,
@@ -640,7 +697,7 @@ def run(
                     _ingress(
                         time, fi[a, L.FI_CLS], fi[a, L.FI_LEN], fi[a, L.FI_ECN], a, seq, -1,
                         cls, ports, queues, pool, free, heap, cur, fi, vq_delay, vq_last,
-                        counters, tr, tap_row, tap_hist, tap_sum, tap_bin_us, stats,
+                        meters, counters, tr, tap_row, tap_hist, tap_sum, tap_bin_us, stats,
                     )  # fmt: skip
                     _may_send(heap, cur, fi, ff, a, time)
             else:
@@ -654,7 +711,7 @@ def run(
             _ingress(
                 t_ol, ol[pos, L.OL_CLS], ol[pos, L.OL_LEN], ol[pos, L.OL_ECN], -1, 0,
                 trace_offset + pos if trace_offset >= 0 else -1,
-                cls, ports, queues, pool, free, heap, cur, fi, vq_delay, vq_last,
+                cls, ports, queues, pool, free, heap, cur, fi, vq_delay, vq_last, meters,
                 counters, tr, tap_row, tap_hist, tap_sum, tap_bin_us, stats,
             )  # fmt: skip
     cur[L.CUR_NOW] = t_end

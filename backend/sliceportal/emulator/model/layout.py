@@ -49,7 +49,7 @@ QUEUES = c.MAX_PRIORITY + 1
 # Header classes (`program.Verdict`s): int64[classes, CLS_COLUMNS]
 CLS_PORT = 0  # -1: unrouted
 CLS_SID = 1
-CLS_POLICY = 2  # 0: none (best effort), 1: tail_drop, 2: ecn_step
+CLS_POLICY = 2  # 0: none (best effort), 1: tail_drop, 2: ecn_step, 3: meter_policy
 CLS_PRIO = 3
 CLS_BYTE_TIME = 4
 CLS_C_DELAY = 5
@@ -59,7 +59,18 @@ CLS_COLUMNS = 8
 POLICY_NONE = 0
 POLICY_TAIL_DROP = 1
 POLICY_ECN_STEP = 2
+POLICY_METER = 3  # slice_meter (trTCM) in ingress, no virtual queue, no egress check
 
+# Indirect meter cells (`state.MeterArray.cells`): int64[size, MTR_COLUMNS], updated in place
+MTR_CONFIGURED = 0  # 0: never written or reset: every packet GREEN, as on BMv2
+MTR_CIR = 1  # units (bytes or packets) per second
+MTR_CBURST = 2  # units
+MTR_PIR = 3
+MTR_PBURST = 4
+MTR_COMMITTED = 5  # tokens in the committed bucket, 1/TICKS_PER_S units
+MTR_PEAK = 6  # tokens in the peak bucket
+MTR_LAST = 7  # timestamp (ticks) of the cell's last packet; 0: none yet, both buckets full
+MTR_COLUMNS = 8
 # Open-loop arrivals of one run: int64[packets, OL_COLUMNS], sorted by time
 OL_TIME = 0
 OL_CLS = 1

@@ -41,7 +41,8 @@ class Verdict:
 
     ``port`` None: routing drops the packet (no route, or TTL <= 1) and nothing is counted.
     ``policy`` None: the slice has no slice_policy entry (best effort): no virtual queue,
-    priority ``BEST_EFFORT_PRIORITY``.
+    priority ``BEST_EFFORT_PRIORITY``; ``policy.metered``: meter_policy, the slice is policed
+    by its slice_meter cell (the meter baseline) instead of a virtual queue.
     """
 
     port: int | None
@@ -108,6 +109,7 @@ class Classifier:
         self._set_slice = names[dp.SET_SLICE]
         self._tail_drop = names[dp.TAIL_DROP]
         self._ecn_step = names[dp.ECN_STEP]
+        self._meter_policy = names.get(dp.METER_POLICY)
         self._versions: tuple[int, ...] = ()
         self._indexes: tuple[_LpmIndex, _LpmIndex, _LpmIndex] | None = None
         self._policies: dict[int, Entry] = {}
@@ -157,6 +159,9 @@ class Classifier:
             return Verdict(
                 port, dp_sid, dp.SlicePolicy(args[0], args[1], args[2], args[3], args[4])
             )
+        if action == self._meter_policy:
+            # No virtual queue: byte_time and c_delay are unused (the meter holds the rates).
+            return Verdict(port, dp_sid, dp.SlicePolicy(args[0], 0, 0, None, args[1], True))
         return Verdict(port, dp_sid, None)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.emulator.model import layout as L
 from sliceportal.emulator.model.layout import QUEUES, Outcome
 from sliceportal.emulator.model.ports import PortConfig, tx_time_ns
 from sliceportal.emulator.model.program import Classifier, Headers
@@ -80,6 +81,8 @@ class ReferenceSwitch:
         registers = {i.name: i.id for i in state.program.registers.values()}
         self._vq_delay = state.registers[registers[dp.VQ_DELAY_REGISTER]].values
         self._vq_last = state.registers[registers[dp.VQ_LAST_SEEN_REGISTER]].values
+        meters = [m for m in state.meters.values() if m.info.name == dp.SLICE_METER]
+        self._meters = meters[0].cells if meters else None
         self._queues: dict[int, list[deque[_Queued]]] = {}
         self._free_at: dict[int, int] = {}
         self._dequeues: list[tuple[int, int, int]] = []  # (time, order, port)
@@ -112,7 +115,12 @@ class ReferenceSwitch:
             return
         sid, policy, port, prio = verdict.dp_sid, verdict.policy, verdict.port, verdict.priority
         vq = 0
-        if policy is not None:
+        if policy is not None and policy.metered:
+            if self._meter_color(sid, packet) == dp.METER_RED:
+                self._count(dp.VQ_DROPPED, sid, packet.frame_bytes)
+                self.decisions[index] = Decision(Outcome.VQ_DROPPED, sid, port, prio, 0)
+                return
+        elif policy is not None:
             now = packet.time_ns // c.TIMESTAMP_TICK_NS % _TS_MODULUS
             before = dp.VirtualQueueState(int(self._vq_delay[sid]), int(self._vq_last[sid]))
             after, passed = dp.vqueue_step(before, now, packet.frame_bytes, policy)
@@ -137,6 +145,28 @@ class ReferenceSwitch:
         queues[prio].append(item)
         if sum(map(len, queues)) == 1:  # the port's first waiting packet: it waits for the link
             self._schedule(port, free_at)
+
+    def _meter_color(self, sid: int, packet: Packet) -> int:
+        """slice_meter.execute_meter on the slice's cell (GREEN while it is unconfigured)."""
+        cells = self._meters
+        if cells is None or not cells[sid, L.MTR_CONFIGURED]:
+            return dp.METER_GREEN
+        row = [int(v) for v in cells[sid]]
+        config = dp.MeterConfig(
+            dp.SLICE_METER,
+            sid,
+            row[L.MTR_CIR],
+            row[L.MTR_CBURST],
+            row[L.MTR_PIR],
+            row[L.MTR_PBURST],
+        )
+        before = dp.MeterState(row[L.MTR_COMMITTED], row[L.MTR_PEAK], row[L.MTR_LAST])
+        now = packet.time_ns // c.TIMESTAMP_TICK_NS % _TS_MODULUS
+        after, color = dp.meter_step(before, now, packet.frame_bytes, config)
+        cells[sid, L.MTR_COMMITTED] = after.committed
+        cells[sid, L.MTR_PEAK] = after.peak
+        cells[sid, L.MTR_LAST] = after.last_seen
+        return color
 
     def _schedule(self, port: int, time_ns: int) -> None:
         heapq.heappush(self._dequeues, (time_ns, self._order, port))
@@ -164,7 +194,7 @@ class ReferenceSwitch:
         td = min(now // c.TIMESTAMP_TICK_NS - item.enqueued_ns // c.TIMESTAMP_TICK_NS, _TD_MAX)
         decided = self.decisions[item.index]
         dropped, marked = False, False
-        if item.policy is not None:
+        if item.policy is not None and not item.policy.metered:
             dropped, marked = dp.egress_check(item.vq_delay, td, item.policy, item.ecn)
         if dropped:
             self._count(dp.REAL_DROPPED, item.dp_sid, item.frame_bytes)
