@@ -27,6 +27,8 @@ def slices(draw: st.DrawFn) -> list[dp.DataplaneSlice]:
         burst = draw(st.floats(FRAME_BITS / rate * 1.01, 0.05))
         mark = draw(st.one_of(st.none(), st.floats(0, burst * 0.99)))
         scheme = dp.Scheme.TAIL_DROP if mark is None else dp.Scheme.ECN_STEP
+        if mark is None and draw(st.booleans()):
+            scheme = dp.Scheme.METER  # the meter baseline: a trTCM instead of a virtual queue
         priority = draw(st.integers(0, 7))
         prefix = f"10.{port - 1}.{dp_sid}.0/24"
         out.append(
@@ -63,4 +65,38 @@ def scenarios(draw: st.DrawFn) -> vectors.Vector:
 def test_compiled_and_reference_pipelines_agree(vector: vectors.Vector) -> None:
     reference = vectors.result_json(vectors.run_reference(vector))
     compiled = vectors.result_json(vectors.run_engine(vector))
+    assert compiled == reference
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.integers(1, 4), st.integers(1, 4))
+def test_pipelines_agree_on_two_rate_meters(
+    vector: vectors.Vector, rate_factor: int, burst_factor: int
+) -> None:
+    """Meter slices whose peak rate and burst exceed the committed ones (YELLOW packets):
+    the slices' own configs have PIR = CIR, so these are written in their place."""
+    metered = tuple(
+        dp.DataplaneSlice(
+            s.dp_sid, s.name, None, s.ipv4_dst_prefixes, s.rate_bps, s.burst_limit_s,
+            s.priority, dp.Scheme.METER, None, s.egress_port,
+        )
+        for s in vector.slices
+    )  # fmt: skip
+    vector = vectors.Vector(vector.path, {}, metered, vector.routes, vector.ports, vector.steps)
+    original = dp.meter_configs
+
+    def two_rate(slices: object) -> tuple[dp.MeterConfig, ...]:
+        return tuple(
+            dp.MeterConfig(
+                m.meter, m.index, m.cir, m.cburst, m.pir * rate_factor, m.pburst * burst_factor
+            )
+            for m in original(slices)  # type: ignore[arg-type]
+        )
+
+    dp.meter_configs = two_rate  # type: ignore[assignment]
+    try:
+        reference = vectors.result_json(vectors.run_reference(vector))
+        compiled = vectors.result_json(vectors.run_engine(vector))
+    finally:
+        dp.meter_configs = original  # type: ignore[assignment]
     assert compiled == reference

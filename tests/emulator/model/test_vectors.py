@@ -39,6 +39,8 @@ def test_vector_entries_are_the_translation_of_its_slices(path: Path) -> None:
     vector = vectors.load(path)
     entries = dp.dataplane_entries(vector.slices, vector.routes)
     assert vector.doc["entries"] == vectors.entries_json(entries)
+    meters = vectors.meter_entries_json(dp.meter_configs(vector.slices))
+    assert vector.doc.get("meter_entries", []) == meters
 
 
 def test_vectors_cover_every_outcome_and_every_histogram_bucket() -> None:

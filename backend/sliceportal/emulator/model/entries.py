@@ -26,3 +26,14 @@ def install(
             body = wire.decode_table_entry(codec.encode(entry))
             entity = wire.Entity(EntityKind.TABLE_ENTRY, body)
             entities.apply_update(state, wire.Update(kind, entity))
+
+
+def install_meters(state: SwitchState, configs: Iterable[dp.MeterConfig]) -> None:
+    """Write meter cells to ``state`` (a MeterEntry MODIFY each, checked as over P4Runtime)."""
+    ids = {m.name: m.id for m in state.program.meters.values()}
+    with state.lock:
+        for config in configs:
+            rates = wire.MeterConfig(config.cir, config.cburst, config.pir, config.pburst)
+            body = wire.MeterEntry(ids[config.meter], config.index, rates)
+            entity = wire.Entity(EntityKind.METER_ENTRY, body)
+            entities.apply_update(state, wire.Update(UpdateType.MODIFY, entity))

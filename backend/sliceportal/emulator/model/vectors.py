@@ -26,7 +26,7 @@ from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
 from sliceportal.emulator.model import layout as L
 from sliceportal.emulator.model.engine import NEVER_NS, Engine
-from sliceportal.emulator.model.entries import install
+from sliceportal.emulator.model.entries import install, install_meters
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.program import DEFAULT_TTL, Headers
 from sliceportal.emulator.model.reference import Decision, Packet, ReferenceSwitch
@@ -91,6 +91,8 @@ class Result:
     decisions: list[Decision]
     registers: dict[str, dict[str, int]]
     counters: dict[str, dict[str, list[int]]]
+    meters: dict[str, list[int]]
+    """slice_meter's used cells: [committed, peak, last_seen] (`dataplane.MeterState`)."""
 
 
 def _slice(doc: dict[str, Any]) -> dp.DataplaneSlice:
@@ -124,6 +126,11 @@ def entries_json(entries: Sequence[dp.TableEntry]) -> list[dict[str, Any]]:
     ]
 
 
+def meter_entries_json(configs: Sequence[dp.MeterConfig]) -> list[dict[str, Any]]:
+    """Meter cells by P4Info names, as a BMv2 driver would write them (MeterEntry MODIFY)."""
+    return [asdict(m) for m in configs]
+
+
 def load(path: Path) -> Vector:
     doc = json.loads(path.read_text())
     steps: list[Step] = []
@@ -148,12 +155,14 @@ def load(path: Path) -> Vector:
 def _state(vector: Vector) -> SwitchState:
     state = SwitchState(P4InfoIndex.from_file(DEFAULT_P4INFO))
     install(state, dp.dataplane_entries(vector.slices, vector.routes))
+    install_meters(state, dp.meter_configs(vector.slices))
     return state
 
 
 def _modify(state: SwitchState, slice_: dp.DataplaneSlice) -> None:
     policy = [e for e in dp.slice_entries(slice_) if e.table == dp.SLICE_POLICY]
     install(state, policy, UpdateType.MODIFY)
+    install_meters(state, dp.meter_configs([slice_]))
 
 
 def _segments(vector: Vector) -> list[tuple[list[Packet], Control | None]]:
@@ -221,7 +230,10 @@ Registers = dict[str, dict[str, int]]
 Counters = dict[str, dict[str, list[int]]]
 
 
-def _final_state(state: SwitchState) -> tuple[Registers, Counters]:
+Meters = dict[str, list[int]]
+
+
+def _final_state(state: SwitchState) -> tuple[Registers, Counters, Meters]:
     by_name = {i.name: i.id for i in state.program.registers.values()}
     registers = {}
     for short, name in REGISTERS.items():
@@ -233,7 +245,13 @@ def _final_state(state: SwitchState) -> tuple[Registers, Counters]:
         array = state.counters[counter_ids[name]]
         cells = np.flatnonzero(array.packets | array.bytes)
         counters[short] = {str(i): [int(array.packets[i]), int(array.bytes[i])] for i in cells}
-    return registers, counters
+    meters: Meters = {}
+    for meter in state.meters.values():
+        if meter.info.name == dp.SLICE_METER:
+            used = np.flatnonzero(meter.cells[:, L.MTR_LAST])
+            columns = [L.MTR_COMMITTED, L.MTR_PEAK, L.MTR_LAST]
+            meters = {str(i): [int(v) for v in meter.cells[i, columns]] for i in used}
+    return registers, counters, meters
 
 
 def result_json(result: Result) -> dict[str, Any]:
@@ -245,7 +263,10 @@ def result_json(result: Result) -> dict[str, Any]:
             if value is not None:
                 row[f.name] = value
         decisions.append(row)
-    return {"decisions": decisions, "registers": result.registers, "counters": result.counters}
+    doc = {"decisions": decisions, "registers": result.registers, "counters": result.counters}
+    if result.meters:  # only vectors with meter slices have the key
+        doc["meters"] = result.meters
+    return doc
 
 
 def regenerate(path: Path) -> None:
@@ -260,6 +281,9 @@ def regenerate(path: Path) -> None:
             )
     doc = dict(vector.doc)
     doc["entries"] = entries_json(dp.dataplane_entries(vector.slices, vector.routes))
+    meters = dp.meter_configs(vector.slices)
+    if meters:
+        doc["meter_entries"] = meter_entries_json(meters)
     doc["expected"] = result_json(result)
     path.write_text(json.dumps(doc, indent=1) + "\n")
 
