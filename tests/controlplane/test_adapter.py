@@ -156,6 +156,20 @@ def test_modify_and_delete_round_trip(session: SwitchSession) -> None:
     assert outcome.ok and session.read_entries() == []
 
 
+def test_meter_cells_are_configured_and_read_back(session: SwitchSession) -> None:
+    """The meter baseline's cells: MeterEntry MODIFY, read back configured cells only."""
+    metered = dp.DataplaneSlice(
+        3, "m", None, ("10.3.0.0/24",), 8 * MBIT, 0.003, 7, dp.Scheme.METER, None, 1
+    )
+    config = metered.meter_config()
+    assert config is not None
+    assert [o.ok for o in session.write_meters([config])] == [True]
+    assert session.read_meters(dp.SLICE_METER) == [config]
+    bad = dp.MeterConfig(dp.SLICE_METER, 4096, 1, 1, 1, 1)
+    (outcome,) = session.write_meters([bad])
+    assert not outcome.ok
+
+
 def test_counter_cells_are_read_by_index_in_several_reads(
     session: SwitchSession, emulator: EmulatorServer
 ) -> None:

@@ -172,6 +172,55 @@ def test_the_command_writes_csv_json_and_png(
     assert json.loads((out / "summary.json").read_text())["slices"][2]["slice"] == "Peering"
 
 
+def test_experiment_3_meters_leave_peerings_real_queue_uncontrolled(exp3: Report) -> None:
+    """Fig. 14: with P4 meters Peering's real delay far exceeds its 30 ms burst limit (the
+    paper: up to 800 ms), while its virtual queue keeps it within; DC and Enterprise, at high
+    priority, see almost none either way, and every slice keeps its throughput."""
+    metered = exp3.meter_baseline
+    assert metered is not None and metered.experiment.name == "paper-exp3-meter"
+    assert all(s.slice_.scheme == dp.Scheme.METER for s in metered.experiment.slices)
+    vqueue, meter = by_label(exp3), by_label(metered)
+    assert vqueue["Peering"].real.max_ms <= 30 + 1e-3
+    assert meter["Peering"].real.max_ms > 3 * 30
+    assert meter["Peering"].real.p50_ms > 30
+    assert meter["Peering"].real_drop_ratio == 0 and meter["Peering"].vq.max_ms == 0
+    for label in ("DC", "Enterprise"):
+        assert meter[label].real.p99_ms <= 1.0
+    for label, r in vqueue.items():
+        assert meter[label].throughput_bps == pytest.approx(r.throughput_bps, rel=0.05)
+    assert metered.passed
+    block = summary(exp3)["meter_baseline"]
+    assert block["passed"] is True and block["paper"]["real_delay_max_ms"] == 800
+    peering = block["slices"][2]
+    assert peering["slice"] == "Peering" and peering["meter"]["real_delay_ms"]["max"] > 90
+    assert peering["vqueue"]["real_delay_ms"]["max"] <= 30.001
+
+
+def test_experiment_1_meters_give_the_vqueue_throughputs(exp1: Report) -> None:
+    """Fig. 8: on the uncongested link the meter baseline's throughputs match the vQueue run's."""
+    metered = exp1.meter_baseline
+    assert metered is not None and metered.passed
+    meter = by_label(metered)
+    for label, r in by_label(exp1).items():
+        assert meter[label].throughput_bps == pytest.approx(r.throughput_bps, rel=0.05)
+        assert meter[label].real.p99_ms <= 1.0
+    block = summary(exp1)["meter_baseline"]
+    assert block["experiment"] == "paper-exp1-meter" and block["passed"] is True
+    assert [c["passed"] for c in block["checks"]] == [True] * 3
+    assert "meter_baseline" not in summary(metered)
+
+
+def test_the_command_runs_the_meter_baseline_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "exp3-meter"
+    assert run_cli("paper-exp3-meter", "--out", str(out), "--duration", "2", "--warmup", "1") == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["experiment"] == "paper-exp3-meter" and printed["passed"] is True
+    assert {s["scheme"] for s in printed["slices"]} == {"meter"}
+    assert "meter_baseline" not in printed
+
+
 def test_the_command_runs_experiment_1_with_another_window_and_still_compares(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

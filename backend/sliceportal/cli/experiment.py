@@ -10,6 +10,11 @@ DCTCP's window stops at Linux's 2 packets (``--dctcp-min-cwnd``). Experiment 1's
 "around the 5ms marking threshold", needs 1 in this model: paper-exp1 therefore also runs
 with 1 (or with 2, if asked for 1) and its summary's ``dctcp_min_cwnd_comparison`` shows DC's
 figures with both beside the paper's, and why they differ.
+
+paper-exp1 and paper-exp3 also run the paper's baseline, every slice policed by a P4 meter
+(trTCM) instead of a virtual queue, and their summary's ``meter_baseline`` sets its
+throughputs and real delays beside theirs and the paper's (Figs. 8 and 14).
+``paper-exp1-meter`` and ``paper-exp3-meter`` run that baseline alone, with all its files.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import TypeVar
 from sliceportal.cli import CliError, write_json
 from sliceportal.emulator.model.layout import DCTCP_MIN_CWND
 
-NAMES = ("paper-exp1", "paper-exp3")
+NAMES = ("paper-exp1", "paper-exp3", "paper-exp1-meter", "paper-exp3-meter")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "name",
         choices=NAMES,
         help="paper-exp1: 1 Gbit/s link, one queue; paper-exp3: 285 Mbit/s bottleneck, "
-        "DC and Enterprise at high priority",
+        "DC and Enterprise at high priority; -meter: the same with P4 meters instead of "
+        "virtual queues (the paper's baseline, Figs. 8 and 14)",
     )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output directory")
     parser.add_argument(

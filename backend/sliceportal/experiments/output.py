@@ -6,7 +6,9 @@
   from the egress tap (10 us bins; one row where the CDF changes);
 - ``histograms.csv``: the switch's own 8-bucket delay histograms over the measurement window;
 - ``summary.json``: settings, per-slice figures and the checks; with experiment 1 also its DC
-  figures with DCTCP minimum windows of 1 and 2 beside the paper's (``dctcp_min_cwnd_comparison``).
+  figures with DCTCP minimum windows of 1 and 2 beside the paper's (``dctcp_min_cwnd_comparison``);
+  with experiments 1 and 3 also the paper's meter baseline run beside the vQueue figures and the
+  paper's (``meter_baseline``: per slice throughput and real delay of both runs).
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ import numpy as np
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.model.layout import DCTCP_MIN_CWND
-from sliceportal.experiments.runner import Report, SliceResult, WindowComparison
+from sliceportal.experiments.runner import Check, Report, SliceResult, WindowComparison
+
+THROUGHPUT_MATCH = 0.05
+"""'Similar throughput' (the paper's Figs. 8 and 14): the meter run within 5% of the vQueue run."""
 
 
 def write_report(report: Report, out: Path) -> list[Path]:
@@ -124,6 +129,88 @@ def summary(report: Report) -> dict[str, Any]:
         "dctcp_min_cwnd_comparison": _comparison(report, report.comparison),
         "checks": [asdict(c) for c in report.checks],
         "passed": report.passed,
+    } | ({} if report.meter_baseline is None else {"meter_baseline": meter_baseline(report)})
+
+
+def _figures(r: SliceResult) -> dict[str, Any]:
+    return {
+        "throughput_mbps": round(r.throughput_bps / 1e6, 3),
+        "drop_ratio": round(r.vq_drop_ratio + r.real_drop_ratio, 6),
+        "real_delay_ms": {
+            "p50": round(r.real.p50_ms, 3),
+            "p99": round(r.real.p99_ms, 3),
+            "max": round(r.real.max_ms, 3),
+        },
+    }
+
+
+def baseline_checks(report: Report) -> list[Check]:
+    """The paper's claims on its meter baseline, against this run and its meter run: the same
+    throughputs (Figs. 8 and 14) and, in experiment 3, the low-priority slice's real delay
+    beyond its burst limit with meters while its virtual queue keeps it within."""
+    metered = report.meter_baseline
+    figure = report.experiment.baseline_figure
+    if metered is None or figure is None:
+        return []
+    theirs = {r.slice_.label: r for r in metered.slices}
+    out = []
+    for r in report.slices:
+        label, m = r.slice_.label, theirs[r.slice_.label]
+        if figure.same_throughput:
+            ratio = m.throughput_bps / r.throughput_bps if r.throughput_bps else 0.0
+            out.append(
+                Check(
+                    f"{label}: meter throughput as the vQueue one",
+                    abs(ratio - 1) <= THROUGHPUT_MATCH,
+                    f"meter {m.throughput_bps / 1e6:.2f} Mbit/s, vQueue "
+                    f"{r.throughput_bps / 1e6:.2f} Mbit/s ({ratio - 1:+.1%})",
+                )
+            )
+        if label == figure.real_delay_label:
+            burst_ms = r.slice_.slice_.burst_limit_s * 1e3
+            out.append(
+                Check(
+                    f"{label}: real delay beyond the burst limit with meters, within it with "
+                    "vQueues",
+                    m.real.max_ms > burst_ms and r.real.max_ms <= burst_ms + 1e-3,
+                    f"meter max {m.real.max_ms:.1f} ms (p99 {m.real.p99_ms:.1f} ms), vQueue max "
+                    f"{r.real.max_ms:.3f} ms, burst limit {burst_ms:g} ms, paper up to "
+                    f"{figure.real_delay_max_ms:g} ms",
+                )
+            )
+    return out
+
+
+def meter_baseline(report: Report) -> dict[str, Any]:
+    """The ``meter_baseline`` block: the meter run's figures beside this run's and the paper's."""
+    metered = report.meter_baseline
+    figure = report.experiment.baseline_figure
+    assert metered is not None and figure is not None
+    theirs = {r.slice_.label: r for r in metered.slices}
+    checks = baseline_checks(report)
+    return {
+        "experiment": metered.experiment.name,
+        "paper": {
+            "quote": figure.quote,
+            "where": figure.where,
+            "same_throughput": figure.same_throughput,
+            "real_delay_slice": figure.real_delay_label,
+            "real_delay_max_ms": figure.real_delay_max_ms,
+        },
+        "meter": "trTCM (RFC 2698), colour-blind, bytes: CIR = PIR = rate, CBS = PBS = rate x "
+        "burst limit; RED dropped; no virtual queue, no real-queue check",
+        "slices": [
+            {
+                "slice": r.slice_.label,
+                "burst_limit_ms": r.slice_.slice_.burst_limit_s * 1e3,
+                "vqueue": _figures(r),
+                "meter": _figures(theirs[r.slice_.label]),
+            }
+            for r in report.slices
+        ],
+        "meter_run_checks": [asdict(c) for c in metered.checks],
+        "checks": [asdict(c) for c in checks],
+        "passed": metered.passed and all(c.passed for c in checks),
     }
 
 

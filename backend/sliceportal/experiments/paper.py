@@ -10,6 +10,11 @@ with 10 ms, Peering 10 Cubic flows with 30 ms. Table II (configuration): DC 48 M
 limit 20 ms, ECN step at 5 ms; Enterprise 12 Mbit/s, 10 ms, tail drop; Peering 240 Mbit/s,
 30 ms, tail drop. The switch's queues hold 200,000 packets, as in the paper.
 
+The paper's baseline (Sec. IV-C, V-A; Figs. 8 and 14) polices the same slices with P4 meters
+(trTCM, RFC 2698) instead of virtual queues: ``paper-exp1-meter`` and ``paper-exp3-meter`` run
+the same traffic with every slice on the ``meter`` scheme (`Experiment.meter_baseline`), and
+the vQueue experiments report their meter run beside their own figures (`BaselineFigure`).
+
 DCTCP's window stops at Linux's 2 packets. Experiment 1's DC figure ("around the 5ms marking
 threshold") needs 1 in this model, so that experiment also runs with 1 and reports both
 (`PaperFigure`; docs/emulator.md, "Responsive flows").
@@ -53,6 +58,20 @@ class PaperFigure:
 
 
 @dataclass(frozen=True)
+class BaselineFigure:
+    """What the paper reports for its meter baseline of an experiment."""
+
+    quote: str
+    where: str
+    same_throughput: bool
+    """The paper's meter run gives the vQueue run's throughputs (Figs. 8 and 14)."""
+    real_delay_label: str | None = None
+    """The slice whose real queue the meters leave uncontrolled (experiment 3: Peering)."""
+    real_delay_max_ms: float | None = None
+    """Its real queuing delay in the paper's meter run, up to this."""
+
+
+@dataclass(frozen=True)
 class Experiment:
     name: str
     title: str
@@ -62,10 +81,37 @@ class Experiment:
     """The link is slower than the slices' sum: the real queue, not the virtual one, limits
     the low-priority slice (experiment 3)."""
     paper_figure: PaperFigure | None = None
+    baseline_figure: BaselineFigure | None = None
+    """Set on a vQueue experiment the paper compares with meters: its runs add the meter
+    baseline (`meter_baseline`) beside their own figures."""
+    metered: bool = False
+    """Every slice on the meter scheme: the paper's baseline."""
 
     @property
     def routes(self) -> tuple[dp.Route, ...]:
         return ROUTES
+
+    def meter_baseline(self) -> Experiment:
+        """The same slices and traffic, each slice policed by a trTCM meter at its rate with its
+        burst limit as the bucket (`dataplane.DataplaneSlice.meter_config`) instead of a
+        virtual queue: no marks (DC's ECN threshold has no meter counterpart) and no real-queue
+        check."""
+        slices = tuple(
+            replace(
+                s,
+                slice_=replace(s.slice_, scheme=dp.Scheme.METER, marking_threshold_s=None),
+            )
+            for s in self.slices
+        )
+        return replace(
+            self,
+            name=f"{self.name}-meter",
+            title=f"{self.title}; P4 meters instead of virtual queues (the paper's baseline)",
+            slices=slices,
+            paper_figure=None,
+            baseline_figure=None,
+            metered=True,
+        )
 
     def with_dctcp_min_cwnd(self, packets: int) -> Experiment:
         """The same experiment, the DCTCP slices' windows stopping at ``packets``."""
@@ -132,6 +178,12 @@ EXPERIMENTS = {
             "section V-A1, Fig. 5(a) and Fig. 6",
             1,
         ),
+        baseline_figure=BaselineFigure(
+            "the results are similar to the baseline in Fig. 8 where with the use of P4 meters "
+            "we are limiting the per slice rate according to their configurations",
+            "section V-A1, Fig. 8",
+            same_throughput=True,
+        ),
     ),
     "paper-exp3": Experiment(
         "paper-exp3",
@@ -139,5 +191,18 @@ EXPERIMENTS = {
         285_000_000,
         _slices(7, 6),
         congested=True,
+        baseline_figure=BaselineFigure(
+            "Using the standard P4 meters, throughput-wise, the results are similar as evident "
+            "in Fig. 14 [...] However, the increase in the packets' real queuing delay for the "
+            "low priority traffic is significant (up to 800ms), since it is not controlled as "
+            "in the vQueues case.",
+            "section V-A3, Fig. 14",
+            same_throughput=True,
+            real_delay_label="Peering",
+            real_delay_max_ms=800.0,
+        ),
     ),
+}
+EXPERIMENTS |= {
+    f"{name}-meter": experiment.meter_baseline() for name, experiment in list(EXPERIMENTS.items())
 }

@@ -45,6 +45,7 @@ class EntryCodec:
         }
         self._counters = {c.name: c.id for c in program.counters.values()}
         self._registers = {r.name: r.id for r in program.registers.values()}
+        self._meters = {m.name: m.id for m in program.meters.values()}
 
     def table(self, name: str) -> TableInfo:
         try:
@@ -69,6 +70,30 @@ class EntryCodec:
             return self._registers[name]
         except KeyError:
             raise EntryCodecError(f"the P4Info has no register {name}") from None
+
+    def meter_id(self, name: str) -> int:
+        try:
+            return self._meters[name]
+        except KeyError:
+            raise EntryCodecError(f"the P4Info has no meter {name}") from None
+
+    def encode_meter_update(self, config: dp.MeterConfig) -> bytes:
+        """A serialized MODIFY `Update` of one meter cell (the only update an indirect meter
+        takes: its cells always exist)."""
+        rates = wire.MeterConfig(config.cir, config.cburst, config.pir, config.pburst)
+        body = wire.encode_meter_entry(self.meter_id(config.meter), config.index, rates)
+        return wire.encode_update(wire.UpdateType.MODIFY, wire.EntityKind.METER_ENTRY, body)
+
+    def decode_meter(self, entry: wire.MeterEntry) -> dp.MeterConfig | None:
+        """A meter cell as read back; None for a cell without a config (unconfigured)."""
+        info = self.program.meters.get(entry.meter_id)
+        if info is None:
+            raise EntryCodecError(f"the switch returned a cell of unknown meter {entry.meter_id}")
+        if entry.config is None:
+            return None
+        rates = entry.config
+        index = entry.index or 0
+        return dp.MeterConfig(info.name, index, rates.cir, rates.cburst, rates.pir, rates.pburst)
 
     def encode(self, entry: dp.TableEntry, *, with_action: bool = True) -> bytes:
         """The serialized `TableEntry`; a DELETE needs only the key (`with_action=False`).

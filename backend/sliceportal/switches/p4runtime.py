@@ -51,7 +51,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc  # type: ignore[import-untyp
 from p4runtime_sh.p4runtime import P4RuntimeClient  # type: ignore[import-untyped, unused-ignore]
 
 from sliceportal.core.config import Settings, get_settings
-from sliceportal.domain.dataplane import TableEntry
+from sliceportal.domain.dataplane import MeterConfig, TableEntry
 from sliceportal.domain.reconcile import MANAGED_TABLES, EntryUpdate
 from sliceportal.p4rt import wire
 from sliceportal.p4rt.entries import EntryCodec
@@ -490,6 +490,30 @@ class SwitchSession:
                 return self._write_batch(batch, again=False)
             raise _rpc_error(exc, "Write") from None
         return [OK] * len(batch)
+
+    def write_meters(self, configs: Sequence[MeterConfig]) -> list[UpdateOutcome]:
+        """Configure meter cells (MeterEntry MODIFY), in batches; one outcome each, as `write`."""
+        codec = self.pipeline.codec
+        encoded = [codec.encode_meter_update(config) for config in configs]
+        outcomes: list[UpdateOutcome] = []
+        with self._lock:
+            for batch in _chunks(encoded, self.batch_size):
+                outcomes += self._write_batch(batch)
+        return outcomes
+
+    def read_meters(self, name: str) -> list[MeterConfig]:
+        """The configured cells of meter `name` (unconfigured cells are left out)."""
+        codec = self.pipeline.codec
+        request = wire.encode_entity(
+            wire.EntityKind.METER_ENTRY, wire.encode_cell_entry(codec.meter_id(name), None)
+        )
+        out = []
+        for entity in self._read([request], "Read meters"):
+            if isinstance(entity.body, wire.MeterEntry):
+                config = codec.decode_meter(entity.body)
+                if config is not None:
+                    out.append(config)
+        return out
 
     # -- counters and registers ---------------------------------------------------------
 

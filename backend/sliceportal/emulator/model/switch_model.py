@@ -88,8 +88,11 @@ class PacketModel:
         clock: Clock = Clock.REALTIME,
         default_port: PortConfig | None = None,
         chunk_s: float = 0.01,
+        tap_bins: int = 10_000,
     ) -> None:
         profile = profile or Profile()
+        self.tap_bins = tap_bins
+        """Bins of the egress tap (10 us each): delays beyond them share the last bin."""
         self.clock = clock
         self.seed = profile.seed
         self.default_port = default_port or PortConfig()
@@ -109,7 +112,13 @@ class PacketModel:
     def attach(self, state: SwitchState) -> None:
         with self._lock:
             try:
-                self._engine = Engine(state, self._ports, self.default_port, now_ns=self._now_ns)
+                self._engine = Engine(
+                    state,
+                    self._ports,
+                    self.default_port,
+                    now_ns=self._now_ns,
+                    tap_bins=self.tap_bins,
+                )
             except LookupError as exc:
                 logger.warning("the packet model stays idle: %s", exc)
                 return
