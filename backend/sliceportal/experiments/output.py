@@ -3,7 +3,7 @@
 - ``throughput.csv``: per slice and sampling interval, what the P4Runtime counters said
   (throughput, offered load, drop and mark ratios) and the tap's mean delays;
 - ``delay_cdf.csv``: per slice, the CDF of the virtual and real delays of forwarded packets
-  from the egress tap (10 us bins; one row where the CDF changes);
+  from the egress tap (10 us bins, 0.1 ms in a meter baseline run; one row where the CDF changes);
 - ``histograms.csv``: the switch's own 8-bucket delay histograms over the measurement window;
 - ``summary.json``: settings, per-slice figures and the checks; with experiment 1 also its DC
   figures with DCTCP minimum windows of 1 and 2 beside the paper's (``dctcp_min_cwnd_comparison``);

@@ -52,9 +52,11 @@ HIGH_PRIORITY_REAL_P99_MS = 1.0
 """'Almost no' real queuing delay: a few frame times of a 285 Mbit/s link."""
 CONGESTED_REAL_P99_MS = 10.0
 """In experiment 3 the low-priority slice is held by its real queue: its p99 is well up."""
-METER_TAP_BINS = 400_000
-"""The egress tap of a meter baseline run: 4 s in 10 us bins (the vQueue runs' 100 ms would
-cap the percentiles of a real queue nothing bounds; the paper saw up to 800 ms)."""
+TAP_BIN_US, TAP_BINS = 10, 10_000
+"""The egress tap: 10 us bins up to 100 ms, beyond every delay a virtual queue allows."""
+METER_TAP_BIN_US, METER_TAP_BINS = 100, 100_000
+"""The egress tap of a meter baseline run: 0.1 ms bins up to 10 s, since nothing bounds its
+real queue (the paper saw up to 800 ms; 100 ms would cap its percentiles)."""
 _RATE_SLACK = 1.001  # byte_time rounding is below 0.1 %; counters count whole frames
 _RPC_TIMEOUT_S = 30.0
 
@@ -257,8 +259,10 @@ def _run(
 ) -> Report:
     port = PortConfig(experiment.port_rate_bps, QUEUE_DEPTH)
     profile = Profile(tuple(s.traffic for s in experiment.slices), seed, {EGRESS_PORT: port})
-    tap_bins = METER_TAP_BINS if experiment.metered else 10_000
-    model = PacketModel(profile, clock=Clock.MANUAL, chunk_s=0.05, tap_bins=tap_bins)
+    bin_us, bins = (
+        (METER_TAP_BIN_US, METER_TAP_BINS) if experiment.metered else (TAP_BIN_US, TAP_BINS)
+    )
+    model = PacketModel(profile, clock=Clock.MANUAL, chunk_s=0.05, tap_bins=bins, tap_bin_us=bin_us)
     compile_kernel()
     report = Report(experiment, duration_s, warmup_s, sample_s, seed, dctcp_min_cwnd)
     slices = experiment.slices

@@ -89,10 +89,12 @@ class PacketModel:
         default_port: PortConfig | None = None,
         chunk_s: float = 0.01,
         tap_bins: int = 10_000,
+        tap_bin_us: int = 10,
     ) -> None:
         profile = profile or Profile()
         self.tap_bins = tap_bins
-        """Bins of the egress tap (10 us each): delays beyond them share the last bin."""
+        """Bins of the egress tap: delays beyond them share the last bin."""
+        self.tap_bin_us = tap_bin_us
         self.clock = clock
         self.seed = profile.seed
         self.default_port = default_port or PortConfig()
@@ -118,6 +120,7 @@ class PacketModel:
                     self.default_port,
                     now_ns=self._now_ns,
                     tap_bins=self.tap_bins,
+                    tap_bin_us=self.tap_bin_us,
                 )
             except LookupError as exc:
                 logger.warning("the packet model stays idle: %s", exc)
