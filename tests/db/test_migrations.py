@@ -240,3 +240,32 @@ def test_0009_keeps_the_samples_stored_as_legacy_rows(postgres_server_url: str) 
             ]
     finally:
         embedded.drop_database(postgres_server_url, name)
+
+
+def test_0010_allows_the_meter_scheme_and_its_downgrade_refuses_while_a_slice_uses_it(
+    postgres_server_url: str,
+) -> None:
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    insert = (
+        "INSERT INTO slices (name, vlan_id, rate_bps, burst_limit_s, delay_target_s, priority, "
+        "scheme) VALUES ('metered', 10, 1e6, 0.01, 0.01, 7, 'meter')"
+    )
+    try:
+        upgrade(url, "0009")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            with pytest.raises(psycopg.errors.CheckViolation, match="ck_slices_queue_scheme"):
+                conn.execute(insert)
+            upgrade(url)
+            conn.execute(insert)
+            with pytest.raises(psycopg.errors.CheckViolation, match="ck_slices_queue_scheme"):
+                conn.execute(insert.replace("'meter'", "'bogus'").replace("'metered'", "'x'"))
+            with pytest.raises(RuntimeError, match="'metered'"):
+                downgrade(url, "0009")
+            assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0010",)
+            conn.execute("UPDATE slices SET scheme = 'tail_drop'")
+            downgrade(url, "0009")
+            with pytest.raises(psycopg.errors.CheckViolation, match="ck_slices_queue_scheme"):
+                conn.execute(insert.replace("'metered'", "'again'"))
+    finally:
+        embedded.drop_database(postgres_server_url, name)

@@ -75,7 +75,9 @@ class SliceState(Choice):
 class QueueScheme(Choice):
     TAIL_DROP = "tail_drop"
     ECN_STEP = "ecn_step"
-    __labels__ = {ECN_STEP: "ECN step marking"}
+    METER = "meter"
+    """The paper's baseline: a P4 meter (trTCM) polices rate and burst; no delay control."""
+    __labels__ = {ECN_STEP: "ECN step marking", METER: "P4 meter (baseline)"}
 
 
 class ChangeAction(Choice):

@@ -618,7 +618,7 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     columns = {column.key for column in Slice.__table__.columns}
     values = {key: getattr(row, key) for key in columns} | given
     _burst_limit(values, data.burst_bytes, given_limit="burst_limit_s" in given)
-    if values["scheme"] is QueueScheme.TAIL_DROP and "marking_threshold_s" not in given:
+    if values["scheme"] is not QueueScheme.ECN_STEP and "marking_threshold_s" not in given:
         values["marking_threshold_s"] = None
     _check_rules(values)
     link_ids = set(data.link_ids if data.link_ids is not None else row.link_ids)

@@ -1273,7 +1273,7 @@ export interface components {
          * QueueScheme
          * @enum {string}
          */
-        QueueScheme: "tail_drop" | "ecn_step";
+        QueueScheme: "tail_drop" | "ecn_step" | "meter";
         /** Report */
         Report: {
             scope: components["schemas"]["Scope"];

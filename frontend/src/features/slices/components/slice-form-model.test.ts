@@ -51,6 +51,14 @@ describe('validateSlice', () => {
     expect(validateSlice({ ...ecn, markingThresholdMs: '5' }).parsed?.marking_threshold_s).toBeCloseTo(0.005);
   });
 
+  it('sends no marking threshold with the meter scheme', () => {
+    const meter = { ...valid, scheme: 'meter' as const, markingThresholdMs: '5' };
+    const { errors, parsed } = validateSlice(meter);
+    expect(errors.marking_threshold_s).toBeUndefined();
+    expect(parsed?.scheme).toBe('meter');
+    expect(parsed?.marking_threshold_s).toBeNull();
+  });
+
   it('checks prefixes like ipaddress.IPv4Network (no host bits)', () => {
     expect(checkPrefix('10.0.0.0/8')).toBeNull();
     expect(checkPrefix('10.0.0.1')).toBeNull();

@@ -38,6 +38,7 @@ import {
 const SCHEMES: { value: QueueScheme; label: string }[] = [
   { value: 'tail_drop', label: 'Tail drop' },
   { value: 'ecn_step', label: 'ECN step marking' },
+  { value: 'meter', label: 'meter (P4 meter baseline: rate and burst only, no delay control)' },
 ];
 
 export function SliceForm({

@@ -35,7 +35,9 @@ export function SliceSummary({ slice, health }: { slice: SlicePublic; health: Sl
           <dd>
             {slice.scheme === 'ecn_step'
               ? `ECN step marking at ${formatDelay(slice.marking_threshold_s)}`
-              : 'Tail drop'}
+              : slice.scheme === 'meter'
+                ? 'P4 meter baseline (rate and burst only, no delay control)'
+                : 'Tail drop'}
           </dd>
           <dt>Match</dt>
           <dd>
