@@ -8,15 +8,19 @@ import json
 from typing import Any
 
 import redis
+import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from controlplane.network import make_link, make_slice, make_switch
 from sliceportal.api.main import create_app
-from sliceportal.controlplane.reconcile import Reconciler
+from sliceportal.controlplane.reconcile import Outcome, Reconciler
 from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
+from sliceportal.db.models import SliceSwitch
+from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.switches.p4runtime import SwitchTarget, connect
 from utils.factories import switch_body
 
 
@@ -109,3 +113,78 @@ def test_switch_status_and_slice_state_detail_are_public(
     ).json()
     assert changes["count"] == 3  # good: pending -> deploying -> active; tiny: -> failed
     assert all(entry["user_id"] is None for entry in changes["data"])
+
+
+def test_a_meter_slice_through_the_api_configures_modifies_and_resets_its_meter_cell(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    reconciler: Reconciler,
+) -> None:
+    """scheme meter: the slice's policy is meter_policy and its slice_meter cell (at its
+    DP_SID) holds CIR = rate / 8 and CBS = rate x burst limit / 8 (PIR, PBS alike), read back
+    with the portal's client; a rate change modifies the cell; deleting the slice resets the
+    cell to unconfigured."""
+    with db() as session:
+        switch = make_switch(session, emulator.address, emulator.service.device_id)
+        link = make_link(session, settings, switch.id)
+        switch_id, link_id = switch.id, link.id
+    body = {
+        "name": "metered",
+        "ipv4_prefixes": ["10.9.0.0/24"],
+        "rate_bps": 2e6,
+        "burst_limit_s": 0.02,
+        "priority": 7,
+        "link_ids": [link_id],
+        "scheme": "meter",
+    }
+    refused = client.post(
+        "/api/v1/slices", json=body | {"marking_threshold_s": 0.01}, headers=operator_headers
+    )
+    assert refused.status_code == 422, refused.text
+    assert "marking_threshold_s" in refused.text
+    created = client.post("/api/v1/slices", json=body, headers=operator_headers)
+    assert created.status_code == 201, created.text
+    slice_id = created.json()["id"]
+    assert created.json()["scheme"] == "meter"
+    with db() as session:
+        (dp_sid,) = session.scalars(
+            sa.select(SliceSwitch.dp_sid).where(SliceSwitch.slice_id == slice_id)
+        ).all()
+
+    def cells() -> list[dp.MeterConfig]:
+        switch = connect(
+            SwitchTarget(0, emulator.address, emulator.service.device_id, 1), settings=settings
+        )
+        try:
+            assert all(e.action != dp.TAIL_DROP for e in switch.read_entries())
+            return switch.read_meters(dp.SLICE_METER)
+        finally:
+            switch.close()
+
+    report = reconciler.run(switch_id)
+    assert (report.inserted, report.meters_configured, report.failed) == (3, 1, 0)
+    assert cells() == [dp.MeterConfig(dp.SLICE_METER, dp_sid, 250_000, 5_000, 250_000, 5_000)]
+    got = client.get(f"/api/v1/slices/{slice_id}", headers=operator_headers).json()
+    assert (got["state"], got["state_detail"]) == ("active", None)
+    assert reconciler.run(switch_id).outcome is Outcome.IN_SYNC
+
+    changed = client.patch(
+        f"/api/v1/slices/{slice_id}", json={"rate_bps": 4e6}, headers=operator_headers
+    )
+    assert changed.status_code == 200, changed.text
+    report = reconciler.run(switch_id)
+    # meter_policy has no rate parameter: only the cell changes
+    assert (report.inserted, report.modified, report.meters_configured) == (0, 0, 1)
+    assert cells() == [dp.MeterConfig(dp.SLICE_METER, dp_sid, 500_000, 10_000, 500_000, 10_000)]
+    got = client.get(f"/api/v1/slices/{slice_id}", headers=operator_headers).json()
+    assert (got["state"], got["state_detail"]) == ("active", None)
+
+    deleted = client.delete(f"/api/v1/slices/{slice_id}", headers=operator_headers)
+    assert deleted.status_code == 204, deleted.text
+    report = reconciler.run(switch_id)
+    assert (report.deleted, report.meters_reset, report.failed) == (3, 1, 0)
+    assert cells() == []
+    assert reconciler.run(switch_id).outcome is Outcome.IN_SYNC

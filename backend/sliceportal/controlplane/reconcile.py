@@ -7,9 +7,11 @@ Under a per-switch advisory lock (two reconciliations of one switch never interl
 2. ask the switch for its pipeline cookie: push the pipeline when it has none (a restarted
    switch), or when deploying and it runs another one; a reconciliation leaves a foreign
    pipeline alone and says so;
-3. read its entries back, `plan` the difference, mark the slices about to be written
-   `deploying`, write the plan (batches of at most 1,000, each update with its own outcome)
-   and read back again;
+3. read its entries and its `slice_meter` cells back, `plan` the difference (`plan_meters` for
+   the meter cells of meter slices), mark the slices about to be written `deploying`, write
+   the plan (batches of at most 1,000, each update with its own outcome: meter cells
+   configured first, then the table entries, then the cells nobody wants reset) and read back
+   again;
 4. in one transaction: per slice on this switch, record what the switch confirmed
    (`SliceDeployment`: digest of the confirmed entries, or the error), then move the slice to
    `active` when every switch it crosses confirmed what it asks for now, to `failed` with the
@@ -38,7 +40,7 @@ from sliceportal.controlplane.desired import intents
 from sliceportal.db.choices import ChangeAction, SliceState, SwitchState
 from sliceportal.db.models import Slice, SliceDeployment, SliceSwitch, Switch, SwitchSync
 from sliceportal.domain import reconcile as rc
-from sliceportal.domain.dataplane import TableEntry
+from sliceportal.domain.dataplane import MeterConfig, TableEntry
 from sliceportal.services import crud
 from sliceportal.services.changes import ChangeContext
 from sliceportal.services.slices import slice_query
@@ -81,6 +83,8 @@ class Report:
     modified: int = 0
     deleted: int = 0
     failed: int = 0
+    meters_configured: int = 0
+    meters_reset: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return {**dataclasses.asdict(self), "outcome": self.outcome.value}
@@ -190,17 +194,22 @@ class Reconciler:
             report.pipeline_pushed = True
         actual = session.read_entries()
         plan = rc.plan(wanted.entries, actual)
+        meters = _read_meters(session)
+        meter_plan = rc.plan_meters(wanted.meters, meters)
         written = _Written()
-        if plan:
+        if plan or meter_plan:
             report.outcome = Outcome.APPLIED
             report.inserted = plan.count(rc.UpdateKind.INSERT)
             report.modified = plan.count(rc.UpdateKind.MODIFY)
             report.deleted = plan.count(rc.UpdateKind.DELETE)
-            self._mark_deploying(name, wanted, plan)
-            written = _write(session, name, wanted, plan)
+            report.meters_configured = len(meter_plan.configure)
+            report.meters_reset = len(meter_plan.reset)
+            self._mark_deploying(name, wanted, plan, meter_plan)
+            written = _write(session, name, wanted, plan, meter_plan)
             report.failed = written.failed
             actual = session.read_entries()
-        self._record(switch_id, rc.index_entries(actual), written)
+            meters = _read_meters(session)
+        self._record(switch_id, rc.index_entries(actual), {m.key: m for m in meters}, written)
         return report
 
     # -- database ---------------------------------------------------------------------------
@@ -246,14 +255,17 @@ class Reconciler:
             query = query.where(Slice.state.in_([SliceState.PENDING, SliceState.DEPLOYING]))
         return list(db.scalars(query))
 
-    def _mark_deploying(self, name: str, wanted: rc.Desired, plan: rc.Plan) -> None:
-        """Pending slices whose entries are about to be written become `deploying`."""
+    def _mark_deploying(
+        self, name: str, wanted: rc.Desired, plan: rc.Plan, meter_plan: rc.MeterPlan
+    ) -> None:
+        """Pending slices whose entries (or meter cells) are about to be written become
+        `deploying`."""
         owners = {
             owner
             for update in plan.updates
             if update.kind is not rc.UpdateKind.DELETE
             for owner in wanted.owners.get(rc.entry_key(update.entry), ())
-        }
+        } | {wanted.meter_owners[m.key] for m in meter_plan.configure}
         if not owners:
             return
         with self.sessions() as db:
@@ -288,7 +300,11 @@ class Reconciler:
             db.commit()
 
     def _record(
-        self, switch_id: int, present: Mapping[rc.Key, TableEntry], written: _Written
+        self,
+        switch_id: int,
+        present: Mapping[rc.Key, TableEntry],
+        meters: Mapping[rc.MeterKey, MeterConfig],
+        written: _Written,
     ) -> None:
         with self.sessions() as db:
             switch = db.get(Switch, switch_id)
@@ -311,14 +327,14 @@ class Reconciler:
             for row in rows:
                 intent = now_intents.get((row.id, switch_id))
                 error = here.rejected.get(row.id) or written.slice_errors.get(row.id)
-                ok = error is None and intent is not None and rc.confirmed(intent, present)
+                ok = error is None and intent is not None and rc.confirmed(intent, present, meters)
                 deployment = deployments.get((row.id, switch_id))
                 if deployment is None:
                     deployment = SliceDeployment(slice_id=row.id, switch_id=switch_id)
                     db.add(deployment)
                     deployments[(row.id, switch_id)] = deployment
                 if ok and intent is not None:
-                    digest = rc.entries_digest(intent.entries)
+                    digest = rc.entries_digest(intent.entries, intent.meters)
                     if deployment.digest != digest:
                         deployment.digest, deployment.confirmed_at = digest, now
                 else:
@@ -335,9 +351,50 @@ class Reconciler:
             db.commit()
 
 
-def _write(session: SwitchSession, name: str, wanted: rc.Desired, plan: rc.Plan) -> _Written:
-    """Write the plan step by step; map each refused update back to the slices needing it."""
+def _read_meters(session: SwitchSession) -> list[MeterConfig]:
+    """The configured cells of the meters the portal manages."""
+    return [cell for meter in rc.MANAGED_METERS for cell in session.read_meters(meter)]
+
+
+def _write(
+    session: SwitchSession,
+    name: str,
+    wanted: rc.Desired,
+    plan: rc.Plan,
+    meter_plan: rc.MeterPlan,
+) -> _Written:
+    """Write the plan step by step (meter cells configured first, reset last); map each
+    refused update back to the slices needing it."""
     written = _Written()
+    if meter_plan.configure:
+        outcomes = session.write_meters(meter_plan.configure)
+        for config, outcome in zip(meter_plan.configure, outcomes, strict=True):
+            if not outcome.ok:
+                written.failed += 1
+                owner = wanted.meter_owners[config.key]
+                written.slice_errors.setdefault(
+                    owner, f"switch {name!r} refused {_cell(config.key)}: {outcome}"
+                )
+    _write_steps(session, name, wanted, plan, written)
+    if meter_plan.reset:
+        for key, outcome in zip(
+            meter_plan.reset, session.reset_meters(meter_plan.reset), strict=True
+        ):
+            if not outcome.ok:
+                written.failed += 1
+                written.switch_errors.append(
+                    f"switch {name!r} refused the reset of {_cell(key)}: {outcome}"
+                )
+    return written
+
+
+def _cell(key: rc.MeterKey) -> str:
+    return f"meter cell {key[0].rsplit('.', 1)[-1]}[{key[1]}]"
+
+
+def _write_steps(
+    session: SwitchSession, name: str, wanted: rc.Desired, plan: rc.Plan, written: _Written
+) -> None:
     for step in plan.steps:
         for update, outcome in zip(step, session.write(step), strict=True):
             if outcome.ok:
@@ -349,7 +406,6 @@ def _write(session: SwitchSession, name: str, wanted: rc.Desired, plan: rc.Plan)
                 written.switch_errors.append(text)
             for owner in wanted.owners.get(key, ()):
                 written.slice_errors.setdefault(owner, text)
-    return written
 
 
 def _slice_status(
@@ -384,7 +440,7 @@ def _confirmed_on(deployment: SliceDeployment | None, intent: rc.SliceIntent | N
         deployment is not None
         and intent is not None
         and intent.error is None
-        and deployment.digest == rc.entries_digest(intent.entries)
+        and deployment.digest == rc.entries_digest(intent.entries, intent.meters)
     )
 
 

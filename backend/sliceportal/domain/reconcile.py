@@ -15,6 +15,16 @@ slices themselves: each destination prefix of a slice is routed out of the egres
 link the slice crosses there, to the next-hop MAC `port_mac(port)`. Slices that share a prefix
 and a port share the route; a slice whose prefix is already routed out of another port cannot
 be installed (`desired_state` rejects it, naming the other slice).
+
+Meter cells (the meter baseline, scheme `meter`): a meter slice also asks for its
+`slice_meter` cell, `DataplaneSlice.meter_config()` at its DP_SID. The cells of an indirect
+meter always exist, so the only write is a MODIFY: `plan_meters` configures every desired cell
+that reads back absent or different, and **resets** (a MODIFY without a config: back to
+unconfigured, no policing) every configured `slice_meter` cell no slice asks for, such as the
+cell of a deleted meter slice or of a slice moved to another scheme. The switch then holds
+exactly what the database says, as for table entries; a later meter slice given that DP_SID
+gets its own config written anyway. The cells are part of a slice's confirmation and digest, so
+a rate change (which changes no table entry of a meter slice) waits for the cell.
 """
 
 from __future__ import annotations
@@ -28,10 +38,12 @@ from enum import StrEnum
 from sliceportal.domain.dataplane import (
     PREFIX_CLASSIFIER,
     ROUTE_TABLE,
+    SLICE_METER,
     SLICE_POLICY,
     VLAN_CLASSIFIER,
     DataplaneSlice,
     FieldMatch,
+    MeterConfig,
     Route,
     TableEntry,
     route_entry,
@@ -40,6 +52,11 @@ from sliceportal.domain.dataplane import (
 
 Key = tuple[str, tuple[FieldMatch, ...]]
 """What identifies an entry on a switch: its table and its match, fields sorted by name."""
+MeterKey = tuple[str, int]
+"""What identifies a meter cell: the meter's name and the index (the DP_SID)."""
+
+MANAGED_METERS: tuple[str, ...] = (SLICE_METER,)
+"""The meters whose cells the portal owns (configured cells no slice asks for are reset)."""
 
 INSTALL_ORDER: tuple[tuple[str, ...], ...] = (
     (SLICE_POLICY,),
@@ -98,6 +115,7 @@ class SliceIntent:
     name: str
     entries: tuple[TableEntry, ...] = ()
     error: str | None = None
+    meters: tuple[MeterConfig, ...] = ()
 
 
 def slice_intent(slice_id: int, name: str, placements: Sequence[DataplaneSlice]) -> SliceIntent:
@@ -105,7 +123,12 @@ def slice_intent(slice_id: int, name: str, placements: Sequence[DataplaneSlice])
     DP_SID, different egress ports), each with its classifier entries, policy and routes.
     Placements share the policy entry (it is keyed by DP_SID only)."""
     entries: dict[Key, TableEntry] = {}
+    meters: dict[MeterKey, MeterConfig] = {}
     for placement in placements:
+        meter = placement.meter_config()
+        if meter is not None:
+            if meters.setdefault(meter.key, meter) != meter:
+                return SliceIntent(slice_id, name, error="two of its links need different meters")
         produced = slice_entries(placement) + tuple(map(route_entry, slice_routes(placement)))
         for entry in produced:
             key = entry_key(entry)
@@ -114,7 +137,7 @@ def slice_intent(slice_id: int, name: str, placements: Sequence[DataplaneSlice])
                     slice_id, name, error=f"two of its links need different {entry.table} entries"
                 )
             entries[key] = entry
-    return SliceIntent(slice_id, name, tuple(entries.values()))
+    return SliceIntent(slice_id, name, tuple(entries.values()), meters=tuple(meters.values()))
 
 
 @dataclass(frozen=True)
@@ -124,6 +147,8 @@ class Desired:
     entries: dict[Key, TableEntry] = field(default_factory=dict)
     owners: dict[Key, list[int]] = field(default_factory=dict)
     rejected: dict[int, str] = field(default_factory=dict)
+    meters: dict[MeterKey, MeterConfig] = field(default_factory=dict)
+    meter_owners: dict[MeterKey, int] = field(default_factory=dict)
 
 
 def describe(key: Key) -> str:
@@ -168,6 +193,16 @@ def desired_state(intents: Iterable[SliceIntent]) -> Desired:
                 "key with another action"
             )
             continue
+        taken = next((m.key for m in intent.meters if m.key in desired.meter_owners), None)
+        if taken is not None:
+            holder = names[desired.meter_owners[taken]]
+            desired.rejected[intent.slice_id] = (
+                f"its meter cell {taken[0].rsplit('.', 1)[-1]}[{taken[1]}] is slice {holder!r}'s"
+            )
+            continue
+        for meter in intent.meters:
+            desired.meters[meter.key] = meter
+            desired.meter_owners[meter.key] = intent.slice_id
         for entry in intent.entries:
             key = entry_key(entry)
             desired.entries.setdefault(key, entry)
@@ -224,9 +259,40 @@ def plan(desired: Mapping[Key, TableEntry], actual: Iterable[TableEntry]) -> Pla
     return Plan(tuple(tuple(step) for step in steps if step))
 
 
-def confirmed(intent: SliceIntent, actual: Mapping[Key, TableEntry]) -> bool:
-    """True when the switch holds every entry of the slice, with the same action."""
+@dataclass(frozen=True)
+class MeterPlan:
+    """Meter cell writes (all MODIFYs): `configure` before the table entries are written (a
+    meter slice's policy never runs on an unconfigured, unpoliced cell), `reset` after them
+    (a cell is unconfigured only once no entry sends packets to it)."""
+
+    configure: tuple[MeterConfig, ...] = ()
+    reset: tuple[MeterKey, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.configure or self.reset)
+
+
+def plan_meters(
+    desired: Mapping[MeterKey, MeterConfig], actual: Iterable[MeterConfig]
+) -> MeterPlan:
+    """The meter writes that turn the switch's configured cells (`actual`, as read back) into
+    `desired`: configure the missing and different ones, reset the managed ones nobody wants."""
+    present = {m.key: m for m in actual}
+    configure = tuple(m for key, m in sorted(desired.items()) if present.get(key) != m)
+    reset = tuple(key for key in sorted(present) if key not in desired and key[0] in MANAGED_METERS)
+    return MeterPlan(configure, reset)
+
+
+def confirmed(
+    intent: SliceIntent,
+    actual: Mapping[Key, TableEntry],
+    meters: Mapping[MeterKey, MeterConfig] | None = None,
+) -> bool:
+    """True when the switch holds every entry of the slice, with the same action, and (when
+    `meters`, the cells read back, is given) every meter cell it asks for, as asked."""
     if intent.error is not None:
+        return False
+    if intent.meters and (meters is None or any(meters.get(m.key) != m for m in intent.meters)):
         return False
     for entry in intent.entries:
         found = actual.get(entry_key(entry))
@@ -235,9 +301,10 @@ def confirmed(intent: SliceIntent, actual: Mapping[Key, TableEntry]) -> bool:
     return True
 
 
-def entries_digest(entries: Iterable[TableEntry]) -> str:
-    """A fingerprint of a set of entries (order-free): what a slice had confirmed on a switch,
-    compared later with what it asks for now."""
+def entries_digest(entries: Iterable[TableEntry], meters: Iterable[MeterConfig] = ()) -> str:
+    """A fingerprint of a set of entries and meter cells (order-free): what a slice had
+    confirmed on a switch, compared later with what it asks for now. Without meter cells it
+    is the digest stored before meters existed."""
     canonical = sorted(
         repr(
             (
@@ -248,5 +315,5 @@ def entries_digest(entries: Iterable[TableEntry]) -> str:
             )
         )
         for key, entry in ((entry_key(e), e) for e in entries)
-    )
+    ) + sorted(repr(("meter", m.meter, m.index, m.cir, m.cburst, m.pir, m.pburst)) for m in meters)
     return hashlib.sha256("\n".join(canonical).encode()).hexdigest()[:32]

@@ -84,6 +84,12 @@ class EntryCodec:
         body = wire.encode_meter_entry(self.meter_id(config.meter), config.index, rates)
         return wire.encode_update(wire.UpdateType.MODIFY, wire.EntityKind.METER_ENTRY, body)
 
+    def encode_meter_reset(self, meter: str, index: int) -> bytes:
+        """A serialized MODIFY `Update` of one meter cell without a config: back to
+        unconfigured (no policing)."""
+        body = wire.encode_meter_entry(self.meter_id(meter), index, None)
+        return wire.encode_update(wire.UpdateType.MODIFY, wire.EntityKind.METER_ENTRY, body)
+
     def decode_meter(self, entry: wire.MeterEntry) -> dp.MeterConfig | None:
         """A meter cell as read back; None for a cell without a config (unconfigured)."""
         info = self.program.meters.get(entry.meter_id)

@@ -501,6 +501,17 @@ class SwitchSession:
                 outcomes += self._write_batch(batch)
         return outcomes
 
+    def reset_meters(self, cells: Sequence[tuple[str, int]]) -> list[UpdateOutcome]:
+        """Reset meter cells (meter name, index) to unconfigured (MeterEntry MODIFY without a
+        config), in batches; one outcome each, as `write`."""
+        codec = self.pipeline.codec
+        encoded = [codec.encode_meter_reset(meter, index) for meter, index in cells]
+        outcomes: list[UpdateOutcome] = []
+        with self._lock:
+            for batch in _chunks(encoded, self.batch_size):
+                outcomes += self._write_batch(batch)
+        return outcomes
+
     def read_meters(self, name: str) -> list[MeterConfig]:
         """The configured cells of meter `name` (unconfigured cells are left out)."""
         codec = self.pipeline.codec
