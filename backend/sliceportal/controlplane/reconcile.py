@@ -373,7 +373,7 @@ def _write(
                 written.failed += 1
                 owner = wanted.meter_owners[config.key]
                 written.slice_errors.setdefault(
-                    owner, f"switch {name!r} refused {_cell(config.key)}: {outcome}"
+                    owner, f"switch {name!r} refused {rc.describe_meter(config.key)}: {outcome}"
                 )
     _write_steps(session, name, wanted, plan, written)
     if meter_plan.reset:
@@ -383,13 +383,9 @@ def _write(
             if not outcome.ok:
                 written.failed += 1
                 written.switch_errors.append(
-                    f"switch {name!r} refused the reset of {_cell(key)}: {outcome}"
+                    f"switch {name!r} refused the reset of {rc.describe_meter(key)}: {outcome}"
                 )
     return written
-
-
-def _cell(key: rc.MeterKey) -> str:
-    return f"meter cell {key[0].rsplit('.', 1)[-1]}[{key[1]}]"
 
 
 def _write_steps(

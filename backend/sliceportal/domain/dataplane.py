@@ -155,7 +155,13 @@ def vq_units(seconds: float, field: str) -> int:
     limit = Fraction(c.BURST_LIMIT_MAX_NS, NS_PER_S)
     if not 0 <= value <= limit:
         raise DataplaneValueError(field, f"must be in [0, {float(limit)}] s, got {seconds}")
-    return math.floor(value * VQ_UNITS_PER_S)
+    return floor_vq_units(seconds, field)
+
+
+def floor_vq_units(seconds: float, field: str) -> int:
+    """``seconds`` (read as the decimal it prints as) in whole vq units, rounded down, with no
+    range check: the one conversion behind every threshold the data plane or an alert holds."""
+    return math.floor(_exact(seconds, field) * VQ_UNITS_PER_S)
 
 
 def vq_units_to_seconds(units: int) -> float:
@@ -166,10 +172,10 @@ def histogram_target(delay_target_s: float) -> int:
     """The ``hist_target`` parameter: a delay target in vq units (rounded down, like C_DELAY),
     capped at the longest the parameter holds (a target beyond it still gets the top bucket
     for "above 4 s")."""
-    value = _exact(delay_target_s, "delay_target_s")
-    if value < 0:
+    units = floor_vq_units(delay_target_s, "delay_target_s")
+    if units < 0:
         raise DataplaneValueError("delay_target_s", f"must be at least 0, got {delay_target_s}")
-    return math.floor(min(value, Fraction(c.BURST_LIMIT_MAX_NS, NS_PER_S)) * VQ_UNITS_PER_S)
+    return min(units, c.BURST_LIMIT_MAX_NS * c.VQ_UNITS_PER_NS)
 
 
 def histogram_edges(target: int) -> tuple[int, ...]:

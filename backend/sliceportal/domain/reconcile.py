@@ -151,6 +151,11 @@ class Desired:
     meter_owners: dict[MeterKey, int] = field(default_factory=dict)
 
 
+def describe_meter(key: MeterKey) -> str:
+    """A meter cell for people: ``meter cell slice_meter[5]``."""
+    return f"meter cell {key[0].rsplit('.', 1)[-1]}[{key[1]}]"
+
+
 def describe(key: Key) -> str:
     """An entry key for people: `vlan_classifier egress_port=1 vlan_id=10 ipv4_dst=10.0.0.0/8`."""
     table, match = key
@@ -196,9 +201,7 @@ def desired_state(intents: Iterable[SliceIntent]) -> Desired:
         taken = next((m.key for m in intent.meters if m.key in desired.meter_owners), None)
         if taken is not None:
             holder = names[desired.meter_owners[taken]]
-            desired.rejected[intent.slice_id] = (
-                f"its meter cell {taken[0].rsplit('.', 1)[-1]}[{taken[1]}] is slice {holder!r}'s"
-            )
+            desired.rejected[intent.slice_id] = f"its {describe_meter(taken)} is slice {holder!r}'s"
             continue
         for meter in intent.meters:
             desired.meters[meter.key] = meter

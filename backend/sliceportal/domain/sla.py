@@ -25,7 +25,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
@@ -99,7 +98,7 @@ def threshold_vq(seconds: float | None) -> float:
         return math.nan
     if math.isinf(seconds):
         return seconds
-    return float(math.floor(Fraction(repr(float(seconds))) * dp.VQ_UNITS_PER_S))
+    return float(dp.floor_vq_units(float(seconds), "threshold"))
 
 
 @dataclass(frozen=True)
@@ -136,13 +135,6 @@ MAX_BUCKET = len(PERCENTILES)
 """The column of the largest delay's bucket in ``BatchMetrics.rq_buckets``."""
 
 
-def _lower_vq(metrics: BatchMetrics) -> Ints:
-    """(slices, 8): the lower edge of each slice's buckets, vq units."""
-    zero = np.zeros((len(metrics), 1), dtype=np.int64)
-    lower: Ints = np.concatenate([zero, metrics.edges_vq], axis=1)
-    return lower
-
-
 def _proven_above(
     lower_vq: Ints, buckets: npt.NDArray[np.int64], threshold_vq: Floats
 ) -> npt.NDArray[np.bool_]:
@@ -158,7 +150,7 @@ def breaches(metrics: BatchMetrics, targets: TargetArrays) -> npt.NDArray[np.boo
     rows = np.arange(len(metrics))
     percentile = metrics.rq_buckets[rows, targets.percentile_column]
     minimum = targets.min_throughput_bps
-    lower = _lower_vq(metrics)
+    lower: Ints = lower_edges(metrics.edges_vq)
     return np.stack(
         [
             _proven_above(lower, percentile, targets.max_delay_vq),
@@ -192,8 +184,7 @@ def share_above(edges_vq: Ints, hist: Ints, threshold_vq: Floats) -> tuple[Float
     ``hist`` (slices, 8) at or above the slice's threshold (vq units, ``threshold_vq``; NaN
     gives 0 and 0), on the slice's finite edges ``edges_vq`` (slices, 7). Both 0 without
     packets."""
-    zero = np.zeros((len(edges_vq), 1), dtype=np.int64)
-    lower = np.concatenate([zero, edges_vq], axis=1)
+    lower = lower_edges(edges_vq)
     upper = np.concatenate([edges_vq, np.full((len(edges_vq), 1), np.inf)], axis=1)
     threshold = threshold_vq.reshape(-1, 1)
     total = hist.sum(axis=1).astype(np.float64)

@@ -290,11 +290,7 @@ def slice_spec(
             burst_bytes, p + "burst_bytes", maximum=MAX_BURST_BYTES, allow_zero=True
         )
         if limit is not None and not burst_agrees(burst, rate, limit):
-            raise SpecError(
-                p + "burst_bytes",
-                f"disagrees with {p}burst_limit_s: rate × burst_limit_s / 8 is "
-                f"{rate * limit / 8.0:g} bytes, not {burst:g}; give one of the two",
-            )
+            raise SpecError(p + "burst_bytes", burst_conflict(burst, rate, limit, p))
     elif limit is not None:
         burst = rate * limit / 8.0
     else:
@@ -320,6 +316,15 @@ def burst_agrees(burst_bytes: float, rate_bps: float, burst_limit_s: float) -> b
     """A burst in bytes and a burst limit in seconds describe the same burst (within half a
     byte, or rounding for huge bursts)."""
     return math.isclose(burst_bytes, rate_bps * burst_limit_s / 8.0, rel_tol=1e-9, abs_tol=0.5)
+
+
+def burst_conflict(burst_bytes: float, rate_bps: float, burst_limit_s: float, prefix: str) -> str:
+    """Why a burst in bytes and a burst limit in seconds cannot both be given (the message of
+    the CLI's exit 2 and of the API's 422)."""
+    return (
+        f"disagrees with {prefix}burst_limit_s: rate × burst_limit_s / 8 is "
+        f"{rate_bps * burst_limit_s / 8.0:g} bytes, not {burst_bytes:g}; give one of the two"
+    )
 
 
 def check_unique_names(slices: tuple[SliceSpec, ...], field: str = "slices") -> None:

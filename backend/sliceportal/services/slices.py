@@ -38,7 +38,7 @@ from sliceportal.domain import SliceSpec, SpecError, slice_spec
 from sliceportal.domain.dataplane import ROUTE_TABLE
 from sliceportal.domain.matchclash import PlacedMatch, first_clash, split_route
 from sliceportal.domain.reconcile import describe
-from sliceportal.domain.spec import burst_agrees
+from sliceportal.domain.spec import burst_agrees, burst_conflict
 from sliceportal.services import admission, crud
 from sliceportal.services.changes import ChangeContext
 from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
@@ -123,8 +123,7 @@ def _burst_limit(values: dict[str, Any], burst_bytes: float | None, given_limit:
         rate, limit = values["rate_bps"], values["burst_limit_s"]
         if not burst_agrees(burst_bytes, rate, limit):
             raise InvalidFieldError(
-                f"burst_bytes disagrees with burst_limit_s: rate_bps × burst_limit_s / 8 is "
-                f"{rate * limit / 8:g} bytes, not {burst_bytes:g}; give one of the two",
+                "burst_bytes " + burst_conflict(burst_bytes, rate, limit, ""),
                 field="burst_bytes",
                 also=("burst_limit_s",),
             )
