@@ -37,20 +37,20 @@ from fastapi.testclient import TestClient
 
 from sliceportal import security
 from sliceportal.api.main import create_app
-from sliceportal.api.schemas.links import LinkCreate
-from sliceportal.api.schemas.switches import SwitchCreate
 from sliceportal.controlplane.supervisor import Child, Supervisor, celery_children
 from sliceportal.core import embedded
 from sliceportal.core.config import Environment, Settings, get_settings
-from sliceportal.db.choices import SwitchState
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.migrate import upgrade
 from sliceportal.db.models import Slice, Switch
 from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import reconcile as rc
 from sliceportal.p4rt import wire
+from sliceportal.schemas.choices import SwitchState
+from sliceportal.schemas.links import LinkCreate
+from sliceportal.schemas.switches import SwitchCreate
 from sliceportal.services import links, switches
-from sliceportal.services.changes import ChangeContext
 from sliceportal.services.users import create_admin
 from sliceportal.switches.p4runtime import SwitchSession, SwitchTarget, connect, settings_pipeline
 
@@ -102,7 +102,7 @@ def updates(slices: int, prefixes: int, port: int = 1) -> list[rc.EntryUpdate]:
 def emulator_process() -> Iterator[str]:
     address = f"127.0.0.1:{embedded.free_tcp_port()}"
     process = subprocess.Popen(
-        [sys.executable, "-m", "sliceportal.emulator", "--grpc", address],
+        [sys.executable, "-m", "sliceportal.cli", "switch", "--grpc", address],
         stdout=subprocess.DEVNULL,
     )
     try:
@@ -181,7 +181,7 @@ def activation(database_url: str, redis_url: str, workdir: Path, count: int) -> 
     address = f"127.0.0.1:{embedded.free_tcp_port()}"
     switch = Child(
         "switch",
-        [sys.executable, "-m", "sliceportal.emulator", "--grpc", address],
+        [sys.executable, "-m", "sliceportal.cli", "switch", "--grpc", address],
         env,
         workdir / "switch.log",
     )

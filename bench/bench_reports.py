@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / 
 
 from reports.report_networks import big_network  # noqa: E402
 
-from sliceportal.api.schemas.reports import Report  # noqa: E402
 from sliceportal.domain.reports import build_report  # noqa: E402
 from sliceportal.reporting.pdf import render_pdf  # noqa: E402
+from sliceportal.schemas.reports import Report  # noqa: E402
 
 
 def timed(action: Callable[[], Any], repeat: int) -> tuple[Any, list[float]]:

@@ -39,6 +39,7 @@ import redis
 import sqlalchemy as sa
 
 from sliceportal.core import embedded
+from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
 from sliceportal.db.migrate import upgrade
 from sliceportal.db.models import Link, Slice, SliceLink, SliceSla, SliceSwitch, Switch
@@ -48,7 +49,6 @@ from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
 from sliceportal.domain.telemetry import counter_indices, register_indices
 from sliceportal.switches.p4runtime import SessionPool, SwitchTarget
-from sliceportal.telemetry.channels import Channels
 from sliceportal.telemetry.inventory import SliceWatch, SwitchWatch
 from sliceportal.telemetry.poller import Poller, SwitchPoller
 

@@ -10,9 +10,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from alerts.helpers import BREACHES, TARGETS, Engine, second
+from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
 from sliceportal.domain.sla import Rule, Targets
-from sliceportal.telemetry.channels import Channels
 from telemetry.helpers import next_message
 
 

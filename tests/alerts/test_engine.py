@@ -12,17 +12,17 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from alerts.helpers import BREACHES, CLEAR, TARGETS, Engine
-from sliceportal.alerts.choices import AlertEventKind, AlertState
 from sliceportal.alerts.engine import AlertEngine, Timing
 from sliceportal.alerts.events import RecordedEvent
+from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
 from sliceportal.db.models import Alert, AlertEvent
 from sliceportal.domain import analyze, slice_spec
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.sla import Rule, Targets
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.schemas.choices import AlertEventKind, AlertState
 from sliceportal.switches.p4runtime import SessionPool
-from sliceportal.telemetry.channels import Channels
 from sliceportal.telemetry.inventory import load_inventory
 from sliceportal.telemetry.poller import SampleSink, SwitchPoller
 from telemetry.helpers import Cells, SwitchCounters, create_emulator_slices, dp_sid_of

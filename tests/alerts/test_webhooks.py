@@ -12,13 +12,13 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from alerts.helpers import BREACHES, TARGETS
-from sliceportal.alerts.choices import DeliveryStatus
 from sliceportal.alerts.engine import AlertEngine, Timing
 from sliceportal.alerts.events import RecordedEvent
 from sliceportal.alerts.notify import enqueue_deliveries
 from sliceportal.core.config import Settings
 from sliceportal.db.models import WebhookDelivery
 from sliceportal.domain.sla import Rule
+from sliceportal.schemas.choices import DeliveryStatus
 from utils.webhooks import celery_worker, receiver
 
 

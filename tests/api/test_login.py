@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal import security
 from sliceportal.core.config import Settings
-from sliceportal.db.choices import Role
+from sliceportal.schemas.choices import Role
 from utils.factories import PASSWORD, create_user
 from utils.fixtures import LOGIN_LIMIT
 

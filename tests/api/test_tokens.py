@@ -7,8 +7,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.core.config import Settings
-from sliceportal.db.choices import Role
 from sliceportal.db.models import ApiToken
+from sliceportal.schemas.choices import Role
 from utils.factories import auth_headers, create_user, switch_body, unique
 
 URL = "/api/v1/tokens"

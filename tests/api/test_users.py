@@ -4,7 +4,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.core.config import Settings
-from sliceportal.db.choices import Role
+from sliceportal.schemas.choices import Role
 from utils.factories import PASSWORD, auth_headers, create_user, unique
 
 URL = "/api/v1/users"

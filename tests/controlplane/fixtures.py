@@ -11,9 +11,9 @@ import sqlalchemy as sa
 
 from sliceportal.controlplane.reconcile import Reconciler
 from sliceportal.core.config import Settings
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.session import create_db_engine
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.services.changes import ChangeContext
 from sliceportal.switches.p4runtime import SessionPool, settings_pipeline
 
 

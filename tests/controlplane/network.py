@@ -7,13 +7,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from sliceportal.api.schemas.links import LinkCreate
-from sliceportal.api.schemas.slices import SliceCreate
-from sliceportal.api.schemas.switches import SwitchCreate
 from sliceportal.core.config import Settings
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import ChangeLogEntry, Link, Slice, SliceSwitch, Switch
+from sliceportal.schemas.links import LinkCreate
+from sliceportal.schemas.slices import SliceCreate
+from sliceportal.schemas.switches import SwitchCreate
 from sliceportal.services import links, slices, switches
-from sliceportal.services.changes import ChangeContext
 from utils.factories import MBIT, unique
 
 SETUP = ChangeContext(user_id=None, request_id="test-setup")

@@ -23,7 +23,6 @@ import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
-from workers.app import INCLUDE
 
 from controlplane.network import (
     ELECTION_ID,
@@ -46,7 +45,6 @@ from sliceportal.controlplane.desired import intents
 from sliceportal.controlplane.supervisor import Child, Supervisor, celery_children
 from sliceportal.core import embedded
 from sliceportal.core.config import Settings
-from sliceportal.db.choices import Role
 from sliceportal.db.migrate import upgrade
 from sliceportal.db.models import Slice
 from sliceportal.db.session import create_db_engine, create_sessionmaker
@@ -55,7 +53,9 @@ from sliceportal.domain import reconcile as rc
 from sliceportal.emulator import entities
 from sliceportal.emulator.errors import Code, P4RuntimeError
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.schemas.choices import Role
 from sliceportal.switches.p4runtime import SwitchError, SwitchTarget, connect, settings_pipeline
+from sliceportal.taskqueue import INCLUDE
 from utils import factories
 from utils.factories import slice_body
 

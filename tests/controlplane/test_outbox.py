@@ -12,8 +12,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
-from sliceportal.controlplane import outbox
 from sliceportal.core.config import Settings
+from sliceportal.db import outbox
 from sliceportal.db.models import OutboxMessage
 
 

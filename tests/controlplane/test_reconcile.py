@@ -17,13 +17,13 @@ from controlplane.network import (
 )
 from sliceportal.controlplane.reconcile import Outcome, Reconciler, switch_lock
 from sliceportal.core.config import Settings
-from sliceportal.db.choices import SwitchState
 from sliceportal.db.models import OutboxMessage, Slice, SliceDeployment, Switch
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.emulator import entities
 from sliceportal.emulator.errors import Code, P4RuntimeError
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.schemas.choices import SwitchState
 from sliceportal.services import slices
 from sliceportal.switches.p4runtime import SwitchTarget, TransientSwitchError, connect
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sliceportal.db.choices import QueueScheme, Role, SliceState, SwitchKind
+from sliceportal.schemas.choices import QueueScheme, Role, SliceState, SwitchKind
 
 
 def test_choices_have_labels() -> None:

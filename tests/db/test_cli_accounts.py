@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from sliceportal import security
 from sliceportal.cli import CliError, accounts
 from sliceportal.core.config import Settings, get_settings
-from sliceportal.db.choices import EntityType, Role
 from sliceportal.db.models import ChangeLogEntry, User
+from sliceportal.schemas.choices import EntityType, Role
 from sliceportal.services.users import ensure_first_admin
 from utils.factories import unique
 

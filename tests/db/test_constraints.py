@@ -11,7 +11,6 @@ from sqlalchemy import delete, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from sliceportal.db.choices import ChangeAction, EntityType
 from sliceportal.db.models import (
     ChangeLogEntry,
     Link,
@@ -21,6 +20,7 @@ from sliceportal.db.models import (
     SliceSwitch,
     Switch,
 )
+from sliceportal.schemas.choices import ChangeAction, EntityType
 from utils.factories import unique
 
 

@@ -24,9 +24,9 @@ import pytest
 from sliceportal.core import embedded
 from sliceportal.core.config import Environment, Settings
 from sliceportal.core.embedded import free_tcp_port
-from sliceportal.db.choices import Role
 from sliceportal.db.migrate import upgrade
 from sliceportal.db.session import create_db_engine, create_sessionmaker
+from sliceportal.schemas.choices import Role
 from sliceportal.services.users import create_user, system_context
 
 from .frontend_tools import FRONTEND, ROOT, build_if_stale, require_chromium, require_node
@@ -83,7 +83,7 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout:
 
 
 def _create_users(settings: Settings) -> None:
-    from sliceportal.api.schemas.users import UserCreate
+    from sliceportal.schemas.users import UserCreate
 
     engine = create_db_engine(settings)
     try:

@@ -1,4 +1,4 @@
-"""`sliceportal switch` and `python -m sliceportal.emulator`."""
+"""`sliceportal switch` and `python -m sliceportal.cli switch`."""
 
 from __future__ import annotations
 
@@ -42,7 +42,16 @@ def test_register_adds_the_switch_command() -> None:
 def test_module_serves_until_interrupted(tmp_path: Path) -> None:
     address = f"127.0.0.1:{free_port()}"
     process = subprocess.Popen(
-        [sys.executable, "-m", "sliceportal.emulator", "--grpc", address, "--p4info", str(P4INFO)],
+        [
+            sys.executable,
+            "-m",
+            "sliceportal.cli",
+            "switch",
+            "--grpc",
+            address,
+            "--p4info",
+            str(P4INFO),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -69,7 +78,14 @@ def test_module_serves_until_interrupted(tmp_path: Path) -> None:
 
 def test_an_unreadable_p4info_is_one_line_and_status_2(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "sliceportal.emulator", "--p4info", str(tmp_path / "missing.txtpb")],
+        [
+            sys.executable,
+            "-m",
+            "sliceportal.cli",
+            "switch",
+            "--p4info",
+            str(tmp_path / "missing.txtpb"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -87,7 +103,8 @@ def test_a_port_in_use_is_reported(tmp_path: Path) -> None:
             [
                 sys.executable,
                 "-m",
-                "sliceportal.emulator",
+                "sliceportal.cli",
+                "switch",
                 "--grpc",
                 f"127.0.0.1:{port}",
                 "--p4info",

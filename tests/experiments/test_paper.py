@@ -11,8 +11,8 @@ import pytest
 from sliceportal.cli import CliError
 from sliceportal.cli import experiment as experiment_cli
 from sliceportal.domain import dataplane as dp
+from sliceportal.emulator.layout import DCTCP_MIN_CWND
 from sliceportal.emulator.model.engine import compile_kernel
-from sliceportal.emulator.model.layout import DCTCP_MIN_CWND
 from sliceportal.emulator.model.switch_model import Clock, PacketModel
 from sliceportal.emulator.model.traffic import Profile
 from sliceportal.emulator.server import EmulatorServer

@@ -18,12 +18,12 @@ from fastapi.testclient import TestClient
 from PIL import Image
 from sqlalchemy.orm import Session, sessionmaker
 
-from sliceportal.api.schemas.reports import Report
+from sliceportal.db import samples as store
 from sliceportal.domain import Model, SliceSpec, analyze, min_capacity, slice_spec
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.reports.tables import FindingsRow
 from sliceportal.domain.telemetry import COLUMNS
-from sliceportal.telemetry import store
+from sliceportal.schemas.reports import Report
 from utils import factories
 from utils.factories import MBIT
 

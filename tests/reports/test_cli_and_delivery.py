@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from sliceportal.api.schemas.reports import Report
 from sliceportal.core.config import Settings
 from sliceportal.reporting import tasks
+from sliceportal.schemas.reports import Report
 from utils import factories
 from utils.factories import MBIT
 from utils.webhooks import celery_worker, receiver

@@ -107,7 +107,7 @@ def test_serve_embedded_deploys_the_demo_then_ctrl_c_leaves_nothing(tmp_path: Pa
         assert _poll(moving, 20)
         tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
         commands = [" ".join(p.cmdline()) for p in tree]
-        for child in ("sliceportal.emulator", "workers.app worker", "workers.app beat"):
+        for child in ("sliceportal.cli switch", "workers.app worker", "workers.app beat"):
             assert any(child in command for command in commands), commands
     finally:
         proc.send_signal(signal.SIGINT)

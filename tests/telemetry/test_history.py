@@ -11,10 +11,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from sliceportal.db import samples as store
 from sliceportal.db.models import TelemetrySample
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.telemetry import COLUMNS, LEGACY_EDGES_US, LEGACY_HIST_TARGET
-from sliceportal.telemetry import store
 from utils import factories
 
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)

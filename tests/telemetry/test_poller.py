@@ -16,13 +16,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.alerts.engine import AlertEngine, Timing
+from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
+from sliceportal.db import samples as store
 from sliceportal.db.models import TelemetrySample
 from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.switches.p4runtime import SessionPool
-from sliceportal.telemetry import store
-from sliceportal.telemetry.channels import Channels
 from sliceportal.telemetry.inventory import SwitchWatch, load_inventory
 from sliceportal.telemetry.poller import SampleSink, SwitchPoller
 from telemetry.helpers import (

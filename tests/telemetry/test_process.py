@@ -1,4 +1,4 @@
-"""`python -m sliceportal.telemetry` (what `sliceportal poller` runs) as a process: it takes the
+"""`sliceportal poller` as a process: it takes the
 poller lock, a second poller stands by until the first stops, and SIGTERM stops it cleanly."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def test_one_poller_works_and_another_stands_by(settings: Settings, tmp_path: Pa
     }
     with log.open("wb") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "sliceportal.telemetry"],
+            [sys.executable, "-m", "sliceportal.cli", "poller"],
             env=env,
             stdout=output,
             stderr=subprocess.STDOUT,

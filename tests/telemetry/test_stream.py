@@ -20,9 +20,9 @@ from fastapi.testclient import TestClient
 
 from sliceportal.api.main import create_app
 from sliceportal.core import embedded
+from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.telemetry.channels import Channels
 from sliceportal.telemetry.poller import Poller
 from telemetry.helpers import Cells, SwitchCounters, create_emulator_slices, dp_sid_of
 from utils import factories

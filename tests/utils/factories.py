@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session
 
 from sliceportal import security
 from sliceportal.core.config import Settings
-from sliceportal.db.choices import Role
 from sliceportal.db.models import User
+from sliceportal.schemas.choices import Role
 
 PASSWORD = "correct horse battery"
 MBIT = 1e6

@@ -12,11 +12,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.api import problems
 from sliceportal.api.main import create_app
-from sliceportal.api.schemas.problems import PROBLEM_DETAILS
 from sliceportal.core.config import Environment, Settings
-from sliceportal.db.choices import Role
 from sliceportal.db.migrate import upgrade
 from sliceportal.db.session import create_db_engine, create_sessionmaker
+from sliceportal.schemas.choices import Role
+from sliceportal.schemas.problems import PROBLEM_DETAILS
 from utils import factories
 
 LOGIN_LIMIT = 5

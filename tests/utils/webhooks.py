@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from celery.contrib.testing.worker import start_worker
-from workers.app import celery_app
 
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db.session import process_engine
+from sliceportal.taskqueue import celery_app
 
 
 def reconnect() -> None:

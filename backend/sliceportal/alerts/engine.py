@@ -25,11 +25,11 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session, sessionmaker
 
-from sliceportal.alerts.choices import AlertEventKind, AlertState
 from sliceportal.alerts.events import RecordedEvent, record_event
 from sliceportal.db.models import Alert
 from sliceportal.domain import sla
 from sliceportal.domain.telemetry import BatchMetrics
+from sliceportal.schemas.choices import AlertEventKind, AlertState
 
 logger = logging.getLogger(__name__)
 

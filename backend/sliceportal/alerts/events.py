@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from sliceportal.alerts.choices import AlertEventKind
-from sliceportal.api.schemas.alerts import AlertPublic
 from sliceportal.db.models import Alert, AlertEvent, WebhookDelivery
+from sliceportal.schemas.alerts import AlertPublic
+from sliceportal.schemas.choices import AlertEventKind
 
 
 @dataclass(frozen=True)

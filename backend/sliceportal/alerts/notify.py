@@ -11,9 +11,12 @@ from collections.abc import Iterable, Sequence
 import redis
 
 from sliceportal.alerts.events import RecordedEvent
-from sliceportal.telemetry.channels import Channels
+from sliceportal.core.channels import Channels
+from sliceportal.taskqueue import celery_app
 
 logger = logging.getLogger(__name__)
+SEND_ALERT_WEBHOOK = "sliceportal.alerts.tasks.send_alert_webhook"
+"""Sent by name: the tasks module imports this one."""
 
 
 def publish_events(
@@ -36,11 +39,9 @@ def enqueue_deliveries(delivery_ids: Sequence[int]) -> None:
     Any error of the broker stops the loop (the next call would hit it too): the deliveries
     not enqueued stay pending, never attempted, and the sweep enqueues them later.
     """
-    from sliceportal.alerts.tasks import send_alert_webhook  # the tasks import this module
-
     for delivery_id in delivery_ids:
         try:
-            send_alert_webhook.apply_async((delivery_id,), retry=False)
+            celery_app.send_task(SEND_ALERT_WEBHOOK, (delivery_id,), retry=False)
         except Exception as exc:  # kombu and redis raise many kinds; all mean "not now"
             logger.warning("webhook deliveries left for the sweep, broker unavailable: %s", exc)
             return

@@ -7,13 +7,12 @@ import datetime as dt
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from sliceportal.alerts.choices import AlertEventKind, AlertState
 from sliceportal.alerts.events import RecordedEvent, record_event
-from sliceportal.db.choices import ChangeAction
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import Alert
 from sliceportal.domain.sla import Rule
+from sliceportal.schemas.choices import AlertEventKind, AlertState, ChangeAction
 from sliceportal.services import crud
-from sliceportal.services.changes import ChangeContext
 
 
 def alert_query(

@@ -12,9 +12,7 @@ import logging
 
 import sqlalchemy as sa
 from celery import Task
-from workers.app import celery_app
 
-from sliceportal.alerts.choices import DeliveryStatus
 from sliceportal.alerts.notify import enqueue_deliveries
 from sliceportal.alerts.webhooks import (
     MAX_RETRIES,
@@ -26,6 +24,8 @@ from sliceportal.alerts.webhooks import (
 from sliceportal.core.config import get_settings
 from sliceportal.db.models import AlertEvent, WebhookDelivery
 from sliceportal.db.session import process_session
+from sliceportal.schemas.choices import DeliveryStatus
+from sliceportal.taskqueue import celery_app
 
 logger = logging.getLogger(__name__)
 

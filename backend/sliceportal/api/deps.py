@@ -27,9 +27,9 @@ from sliceportal import security
 from sliceportal.api.problems import Problem, unauthorized
 from sliceportal.core.config import Settings
 from sliceportal.db.base import Base
-from sliceportal.db.choices import Role
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import ApiToken, User
-from sliceportal.services.changes import ChangeContext
+from sliceportal.schemas.choices import Role
 
 API_TOKEN_TOUCH_INTERVAL = dt.timedelta(minutes=1)
 """`last_used_at` is written at most this often, so token use is not a write per request."""

@@ -21,9 +21,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from sliceportal.api.schemas import problems as problem_schemas
 from sliceportal.db.models import CONSTRAINT_FIELDS
 from sliceportal.domain import SpecError
+from sliceportal.schemas import problems as problem_schemas
 from sliceportal.services import errors
 
 PROBLEM_BASE = "https://sliceportal.dev/problems/"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from sliceportal.cli import CliError, write_json
-from sliceportal.emulator.model.layout import DCTCP_MIN_CWND
+from sliceportal.emulator.layout import DCTCP_MIN_CWND
 
 NAMES = ("paper-exp1", "paper-exp3", "paper-exp1-meter", "paper-exp3-meter")
 

@@ -93,9 +93,9 @@ def serve(args: argparse.Namespace) -> int:
         parse_switches,
     )
     from sliceportal.controlplane.supervisor import Child, Supervisor, celery_children
-    from sliceportal.db.choices import SwitchKind
     from sliceportal.db.migrate import upgrade
     from sliceportal.db.session import create_db_engine, create_sessionmaker
+    from sliceportal.schemas.choices import SwitchKind
     from sliceportal.services.users import ensure_first_admin
 
     data_dir = Path(args.data_dir).resolve()
@@ -128,7 +128,7 @@ def serve(args: argparse.Namespace) -> int:
         children = []
         if not args.no_switch:
             address = _switch_address(args.switch)
-            command = [sys.executable, "-m", "sliceportal.emulator", "--grpc", address]
+            command = [sys.executable, "-m", "sliceportal.cli", "switch", "--grpc", address]
             if not args.no_traffic:
                 profile = data_dir / "demo-traffic.json"
                 profile.write_text(json.dumps(demo_traffic(), indent=2) + "\n")

@@ -26,15 +26,15 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from sliceportal.api.schemas.links import LinkCreate
-from sliceportal.api.schemas.slices import Sla, SliceCreate
-from sliceportal.api.schemas.switches import SwitchCreate, SwitchUpdate
-from sliceportal.controlplane import outbox
 from sliceportal.core.config import Settings
-from sliceportal.db.choices import QueueScheme, SwitchKind
+from sliceportal.db import outbox
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import Slice, Switch
+from sliceportal.schemas.choices import QueueScheme, SwitchKind
+from sliceportal.schemas.links import LinkCreate
+from sliceportal.schemas.slices import Sla, SliceCreate
+from sliceportal.schemas.switches import SwitchCreate, SwitchUpdate
 from sliceportal.services import links, slices, switches
-from sliceportal.services.changes import ChangeContext
 
 MBIT = 1e6
 DEMO_PORT = 1

@@ -37,12 +37,12 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.controlplane.desired import intents
-from sliceportal.db.choices import ChangeAction, SliceState, SwitchState
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import Slice, SliceDeployment, SliceSwitch, Switch, SwitchSync
 from sliceportal.domain import reconcile as rc
 from sliceportal.domain.dataplane import MeterConfig, TableEntry
+from sliceportal.schemas.choices import ChangeAction, SliceState, SwitchState
 from sliceportal.services import crud
-from sliceportal.services.changes import ChangeContext
 from sliceportal.services.slices import slice_query
 from sliceportal.switches.p4runtime import (
     Pipeline,

@@ -28,12 +28,11 @@ from typing import Any
 
 import sqlalchemy as sa
 from celery import Task
-from workers.app import celery_app
 
-from sliceportal.controlplane import outbox
 from sliceportal.controlplane.reconcile import Reconciler, switch_lock
 from sliceportal.core.config import Settings, get_settings
-from sliceportal.db.choices import SwitchState
+from sliceportal.db import outbox
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import Switch
 from sliceportal.db.session import (
     create_db_engine,
@@ -41,7 +40,7 @@ from sliceportal.db.session import (
     process_engine,
     process_session,
 )
-from sliceportal.services.changes import ChangeContext
+from sliceportal.schemas.choices import SwitchState
 from sliceportal.switches.p4runtime import (
     SwitchError,
     SwitchTarget,
@@ -49,6 +48,7 @@ from sliceportal.switches.p4runtime import (
     settings_pipeline,
     shared_pool,
 )
+from sliceportal.taskqueue import celery_app
 
 logger = logging.getLogger(__name__)
 

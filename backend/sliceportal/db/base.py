@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import sqlalchemy as sa
 from sqlalchemy.orm import DeclarativeBase, Mapped, class_mapper, mapped_column
 
-from sliceportal.db.choices import EntityType
+from sliceportal.schemas.choices import EntityType
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",

@@ -19,10 +19,26 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, column_property, mapped_column, relationship
 
-from sliceportal.alerts.choices import AlertEventKind, AlertState, DeliveryStatus
 from sliceportal.db.base import Base, ChangeLogged, Timestamped, choice_type
-from sliceportal.db.choices import (
+from sliceportal.domain import Model
+from sliceportal.domain.p4constants import HIST_BUCKETS
+from sliceportal.domain.sla import Rule
+from sliceportal.domain.spec import (
+    LOWEST_SLICE_PRIORITY,
+    MAX_DP_SID,
+    MAX_FRAME_OVERHEAD_BYTES,
+    MAX_PORT,
+    MAX_QUEUES,
+    MIN_QUEUES,
+    TOP_PRIORITY,
+    Framing,
+)
+from sliceportal.domain.telemetry import LEGACY_HIST_TARGET
+from sliceportal.schemas.choices import (
+    AlertEventKind,
+    AlertState,
     ChangeAction,
+    DeliveryStatus,
     EntityType,
     QueueScheme,
     Role,
@@ -30,26 +46,6 @@ from sliceportal.db.choices import (
     SwitchKind,
     SwitchState,
 )
-from sliceportal.domain import Model
-from sliceportal.domain.p4constants import HIST_BUCKETS
-from sliceportal.domain.sla import Rule
-from sliceportal.domain.spec import (
-    LOWEST_SLICE_PRIORITY,
-    MAX_FRAME_OVERHEAD_BYTES,
-    MIN_QUEUES,
-    Framing,
-)
-from sliceportal.domain.telemetry import LEGACY_HIST_TARGET
-
-MAX_DP_SID = 4095
-"""DP_SIDs are 12 bits in the data plane; 0 is the best-effort class."""
-MIN_PRIORITY = LOWEST_SLICE_PRIORITY
-"""Priority 0 is best effort's (unclassified, unpoliced traffic): slices use 1 to 7."""
-MAX_PRIORITY = 7
-MAX_PORT = 511
-"""v1model's egress_spec is 9 bits."""
-MAX_QUEUES = 8
-"""A link has MIN_QUEUES to MAX_QUEUES queues: best effort keeps one, its slices the others."""
 
 
 class User(ChangeLogged, Timestamped, Base):
@@ -186,7 +182,7 @@ class Slice(ChangeLogged, Timestamped, Base):
         sa.CheckConstraint("delay_target_s > 0", name="delay_target_positive"),
         sa.CheckConstraint("e2e_delay_target_s > 0", name="e2e_delay_target_positive"),
         sa.CheckConstraint(
-            f"priority BETWEEN {MIN_PRIORITY} AND {MAX_PRIORITY}", name="priority_range"
+            f"priority BETWEEN {LOWEST_SLICE_PRIORITY} AND {TOP_PRIORITY}", name="priority_range"
         ),
         sa.CheckConstraint(
             "(scheme = 'ecn_step') = (marking_threshold_s IS NOT NULL)",
@@ -345,7 +341,7 @@ class LinkLevelLoad(Base):
     __tablename__ = "link_level_loads"
     __table_args__ = (
         sa.CheckConstraint(
-            f"priority BETWEEN {MIN_PRIORITY} AND {MAX_PRIORITY}", name="priority_range"
+            f"priority BETWEEN {LOWEST_SLICE_PRIORITY} AND {TOP_PRIORITY}", name="priority_range"
         ),
         sa.CheckConstraint("slice_count > 0", name="slice_count_positive"),
     )

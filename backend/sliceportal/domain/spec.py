@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from sliceportal.domain.p4constants import MAX_SLICES, PORT_WIDTH
+
 NUM_LEVELS = 8
 TOP_PRIORITY = NUM_LEVELS - 1
 BEST_EFFORT_PRIORITY = 0
@@ -128,11 +130,17 @@ def check_levels(value: object, field: str = "levels") -> int:
 
 MIN_QUEUES = 2
 """Best effort keeps one queue to itself, so a link needs at least one more for slices."""
+MAX_QUEUES = NUM_LEVELS
+"""A link has MIN_QUEUES to MAX_QUEUES queues: best effort keeps one, its slices the others."""
+MAX_DP_SID = MAX_SLICES - 1
+"""A switch holds MAX_SLICES slice classes; DP_SID 0 is the best-effort class."""
+MAX_PORT = (1 << PORT_WIDTH) - 1
+"""v1model's egress_spec is PORT_WIDTH bits."""
 
 
 def check_queue_count(value: object, field: str = "queue_count") -> int:
     """A link's number of hardware priority queues (best effort's included)."""
-    return check_integer(value, field, minimum=MIN_QUEUES, maximum=NUM_LEVELS)
+    return check_integer(value, field, minimum=MIN_QUEUES, maximum=MAX_QUEUES)
 
 
 def slice_levels(queue_count: int) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 
 from sliceportal.emulator import wire
 from sliceportal.emulator.errors import Code, P4RuntimeError, invalid
-from sliceportal.emulator.model.layout import (
+from sliceportal.emulator.layout import (
     MTR_CBURST,
     MTR_CIR,
     MTR_COLUMNS,

@@ -13,7 +13,7 @@ import threading
 import numpy as np
 import numpy.typing as npt
 
-from sliceportal.emulator.model.layout import MTR_COLUMNS
+from sliceportal.emulator.layout import MTR_COLUMNS
 from sliceportal.emulator.tables import Table
 from sliceportal.p4rt.p4info import CounterInfo, MeterInfo, P4InfoIndex, RegisterInfo
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from sliceportal.domain import dataplane as dp
-from sliceportal.emulator.model.layout import DCTCP_MIN_CWND
+from sliceportal.emulator.layout import DCTCP_MIN_CWND
 from sliceportal.experiments.runner import Check, Report, SliceResult, WindowComparison
 
 THROUGHPUT_MATCH = 0.05

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sliceportal.domain import dataplane as dp
-from sliceportal.emulator.model.layout import Congestion
+from sliceportal.emulator.layout import Congestion
 from sliceportal.emulator.model.traffic import SourceSpec
 
 EGRESS_PORT = 1

@@ -31,8 +31,8 @@ from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
+from sliceportal.emulator.layout import DCTCP_MIN_CWND
 from sliceportal.emulator.model.engine import TapReading, compile_kernel
-from sliceportal.emulator.model.layout import DCTCP_MIN_CWND
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.switch_model import Clock, PacketModel
 from sliceportal.emulator.model.traffic import Profile

@@ -41,7 +41,7 @@ from sliceportal.domain.spec import (
     Model,
     SliceSpec,
 )
-from sliceportal.emulator.model import layout as L
+from sliceportal.emulator import layout as L
 from sliceportal.emulator.model.engine import Engine
 from sliceportal.emulator.model.entries import install
 from sliceportal.emulator.model.ports import PortConfig

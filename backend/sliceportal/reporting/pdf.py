@@ -38,14 +38,14 @@ from reportlab.platypus import (
     TableStyle,
 )
 
-from sliceportal.api.schemas.reports import (
+from sliceportal.domain.formatting import format_bytes, format_delay, format_rate
+from sliceportal.schemas.reports import (
     Finding,
     LinkReport,
     PerModel,
     Report,
     SliceReport,
 )
-from sliceportal.domain.formatting import format_bytes, format_delay, format_rate
 
 T = TypeVar("T")
 

@@ -7,11 +7,11 @@ import json
 import re
 from typing import Literal
 
-from sliceportal.api.schemas.reports import Report
 from sliceportal.domain.reports import Report as ReportData
 from sliceportal.domain.reports.tables import TableName
 from sliceportal.reporting.csv_tables import render_csv
 from sliceportal.reporting.pdf import render_pdf
+from sliceportal.schemas.reports import Report
 
 Format = Literal["json", "csv", "pdf"]
 MEDIA_TYPES: dict[Format, str] = {

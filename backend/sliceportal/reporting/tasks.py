@@ -13,7 +13,6 @@ import datetime as dt
 import hashlib
 
 from celery import Task
-from workers.app import celery_app
 
 from sliceportal.alerts.webhooks import (
     MAX_RETRIES,
@@ -26,6 +25,7 @@ from sliceportal.core.config import get_settings
 from sliceportal.db.session import process_session
 from sliceportal.reporting.render import document_of
 from sliceportal.services.reports import ReportRequest, network_report
+from sliceportal.taskqueue import celery_app
 
 USER_AGENT = "sliceportal-reports"
 

@@ -9,11 +9,10 @@ import psycopg
 from psycopg.types.json import Jsonb
 from sqlalchemy.orm import Session
 
-from sliceportal.controlplane import outbox
+from sliceportal.db import changes, outbox
 from sliceportal.db.base import ChangeLogged
-from sliceportal.db.choices import ChangeAction, EntityType
-from sliceportal.services import changes
-from sliceportal.services.changes import ChangeContext
+from sliceportal.db.changes import ChangeContext
+from sliceportal.schemas.choices import ChangeAction, EntityType
 from sliceportal.services.errors import NotFoundError
 
 RowT = TypeVar("RowT", bound=ChangeLogged)

@@ -10,13 +10,13 @@ from typing import Any
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from sliceportal.api.schemas.links import LinkCreate, LinkUpdate
-from sliceportal.controlplane import outbox
 from sliceportal.core.config import Settings
+from sliceportal.db import outbox
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import Link, SliceLink, Switch
 from sliceportal.domain import Model
+from sliceportal.schemas.links import LinkCreate, LinkUpdate
 from sliceportal.services import admission, crud
-from sliceportal.services.changes import ChangeContext
 from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
 
 ANALYSED_FIELDS = frozenset(

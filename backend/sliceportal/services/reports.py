@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from sliceportal.db.models import Link, Slice, SliceLink, Switch, TelemetrySample
+from sliceportal.db.samples import HISTOGRAMS, PAIR_COLUMNS, hist_sum
 from sliceportal.domain.reports import (
     MeasuredSlice,
     Network,
@@ -28,7 +29,6 @@ from sliceportal.domain.reports import (
 from sliceportal.domain.sla import MAX_BUCKET
 from sliceportal.domain.telemetry import BatchMetrics, Floats, Ints, batch_metrics
 from sliceportal.services.errors import InvalidFieldError, NotFoundError
-from sliceportal.telemetry.store import HISTOGRAMS, PAIR_COLUMNS, hist_sum
 
 ScopeKind = Literal["network", "switch", "link"]
 

@@ -25,10 +25,8 @@ from sqlalchemy import Select, delete, exists, select
 from sqlalchemy.orm import Session, make_transient_to_detached, selectinload
 from sqlalchemy.orm.attributes import set_committed_value
 
-from sliceportal.api.schemas.slices import Sla, SliceCreate, SliceUpdate
-from sliceportal.db.choices import ChangeAction, QueueScheme, SliceState
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import (
-    MAX_DP_SID,
     Slice,
     SliceLink,
     SliceSla,
@@ -38,9 +36,10 @@ from sliceportal.domain import SliceSpec, SpecError, slice_spec
 from sliceportal.domain.dataplane import ROUTE_TABLE
 from sliceportal.domain.matchclash import PlacedMatch, first_clash, split_route
 from sliceportal.domain.reconcile import describe
-from sliceportal.domain.spec import burst_agrees, burst_conflict
+from sliceportal.domain.spec import MAX_DP_SID, burst_agrees, burst_conflict
+from sliceportal.schemas.choices import ChangeAction, QueueScheme, SliceState
+from sliceportal.schemas.slices import Sla, SliceCreate, SliceUpdate
 from sliceportal.services import admission, crud
-from sliceportal.services.changes import ChangeContext
 from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
 
 ANALYSED_FIELDS = frozenset(

@@ -6,11 +6,11 @@ from __future__ import annotations
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from sliceportal.api.schemas.switches import SwitchCreate, SwitchUpdate
-from sliceportal.controlplane import outbox
+from sliceportal.db import outbox
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import Link, Switch
+from sliceportal.schemas.switches import SwitchCreate, SwitchUpdate
 from sliceportal.services import crud
-from sliceportal.services.changes import ChangeContext
 from sliceportal.services.errors import ConflictError
 
 

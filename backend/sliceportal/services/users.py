@@ -9,14 +9,14 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from sliceportal import security
-from sliceportal.api.schemas.tokens import ApiTokenCreate
-from sliceportal.api.schemas.users import UserCreate, UserUpdate, UserUpdateMe
 from sliceportal.core.config import Settings
-from sliceportal.db.choices import Role
+from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import ApiToken, ChangeLogEntry, User
 from sliceportal.db.session import create_db_engine, create_sessionmaker
+from sliceportal.schemas.choices import Role
+from sliceportal.schemas.tokens import ApiTokenCreate
+from sliceportal.schemas.users import UserCreate, UserUpdate, UserUpdateMe
 from sliceportal.services import crud
-from sliceportal.services.changes import ChangeContext
 from sliceportal.services.errors import ConflictError, InvalidFieldError
 
 FIRST_ADMIN = "admin"

@@ -17,12 +17,12 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from sliceportal.core.config import Settings
-from sliceportal.db.choices import SwitchKind
 from sliceportal.db.models import Link, Slice, SliceSla, SliceSwitch, Switch
 from sliceportal.domain import analyze_arrays
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
+from sliceportal.schemas.choices import SwitchKind
 from sliceportal.services.admission import LinkParams, stored_loads
 from sliceportal.switches.p4runtime import SwitchTarget
 

@@ -38,7 +38,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from sliceportal.alerts.engine import AlertEngine, Timing
 from sliceportal.alerts.events import RecordedEvent
 from sliceportal.alerts.notify import enqueue_deliveries, publish_events
+from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
+from sliceportal.db import samples as store
 from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.telemetry import (
@@ -58,8 +60,6 @@ from sliceportal.domain.telemetry import (
     register_readings,
 )
 from sliceportal.switches.p4runtime import SessionPool, SwitchError, TransientSwitchError
-from sliceportal.telemetry import store
-from sliceportal.telemetry.channels import Channels
 from sliceportal.telemetry.inventory import SliceWatch, SwitchWatch, load_inventory
 
 logger = logging.getLogger(__name__)

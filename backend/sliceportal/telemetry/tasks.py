@@ -1,4 +1,4 @@
-"""Celery tasks of the telemetry: downsampling and retention (beat; see `workers/beat.py`).
+"""Celery tasks of the telemetry: downsampling and retention (beat; see `sliceportal/taskqueue.py`).
 
 Both are single statements over an age cutoff, so a run that overlaps another, or repeats
 one, moves or deletes each row once. Polling itself is not a task: `telemetry.poller` runs
@@ -10,11 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from workers.app import celery_app
-
 from sliceportal.core.config import get_settings
+from sliceportal.db import samples as store
 from sliceportal.db.session import process_session
-from sliceportal.telemetry import store
+from sliceportal.taskqueue import celery_app
 
 logger = logging.getLogger(__name__)
 

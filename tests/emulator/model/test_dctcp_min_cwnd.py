@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from sliceportal.domain import dataplane as dp
+from sliceportal.emulator import layout as L
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
 from sliceportal.emulator.model import kernel
-from sliceportal.emulator.model import layout as L
 from sliceportal.emulator.model.engine import Engine, FlowSpec, compile_kernel
 from sliceportal.emulator.model.entries import install
 from sliceportal.emulator.model.ports import PortConfig

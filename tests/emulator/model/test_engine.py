@@ -8,8 +8,8 @@ import pytest
 from emulator.model.conftest import StateFactory, counter, ecn_step, tail_drop
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.emulator import layout as L
 from sliceportal.emulator.model import kernel
-from sliceportal.emulator.model import layout as L
 from sliceportal.emulator.model.engine import Engine, FlowSpec
 from sliceportal.emulator.model.ports import PortConfig, tx_time_ns
 from sliceportal.emulator.model.program import Headers

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from emulator.model.conftest import ROUTES
 from sliceportal.domain import dataplane as dp
+from sliceportal.emulator.layout import Outcome
 from sliceportal.emulator.model import vectors
-from sliceportal.emulator.model.layout import Outcome
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.program import Headers
 from sliceportal.emulator.model.reference import Packet

@@ -67,7 +67,7 @@ def test_the_switch_runs_a_profile_in_real_time_and_obeys_its_side_door(tmp_path
     )
     grpc, control = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
     process = subprocess.Popen(
-        [sys.executable, "-m", "sliceportal.emulator", "--grpc", grpc, "--load-pipeline",
+        [sys.executable, "-m", "sliceportal.cli", "switch", "--grpc", grpc, "--load-pipeline",
          "--traffic", str(profile), "--control", control, "--port-rate", "1=1e7"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -102,7 +102,7 @@ def test_a_bad_profile_is_one_line_and_status_2(tmp_path: Path) -> None:
     profile = tmp_path / "profile.json"
     profile.write_text('{"sources": [{"name": "a", "pattern": "cbr", "ipv4_dst": "10.0.1.1"}]}')
     result = subprocess.run(
-        [sys.executable, "-m", "sliceportal.emulator", "--traffic", str(profile)],
+        [sys.executable, "-m", "sliceportal.cli", "switch", "--traffic", str(profile)],
         capture_output=True,
         text=True,
         timeout=60,

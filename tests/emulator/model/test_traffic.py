@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sliceportal.emulator.model.layout import Congestion
+from sliceportal.emulator.layout import Congestion
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.traffic import (
     OpenLoop,

@@ -9,8 +9,8 @@ import pytest
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.emulator.layout import Outcome
 from sliceportal.emulator.model import vectors
-from sliceportal.emulator.model.layout import Outcome
 
 PATHS = sorted(vectors.VECTOR_DIR.glob("*.json"))
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from sliceportal.alerts import service
-from sliceportal.alerts.choices import AlertState
 from sliceportal.alerts.notify import enqueue_deliveries, publish_events
 from sliceportal.api.deps import (
     ChangeContextDep,
@@ -17,12 +16,13 @@ from sliceportal.api.deps import (
     ViewerUser,
     paginate,
 )
-from sliceportal.api.schemas.alerts import AlertPublic, AlertsPublic
-from sliceportal.api.schemas.common import RowId
+from sliceportal.core.channels import Channels
 from sliceportal.db.models import Alert
 from sliceportal.domain.sla import Rule
+from sliceportal.schemas.alerts import AlertPublic, AlertsPublic
+from sliceportal.schemas.choices import AlertState
+from sliceportal.schemas.common import RowId
 from sliceportal.services import crud
-from sliceportal.telemetry.channels import Channels
 
 router = APIRouter(prefix="/alerts", tags=["alerts"])
 

@@ -5,10 +5,10 @@ import datetime as dt
 from fastapi import APIRouter
 
 from sliceportal.api.deps import OperatorUser, PageDep, SessionDep, paginate, select_where
-from sliceportal.api.schemas.changes import ChangePublic, ChangesPublic
-from sliceportal.api.schemas.common import FilterText, RowId
-from sliceportal.db.choices import ChangeAction, EntityType
 from sliceportal.db.models import ChangeLogEntry
+from sliceportal.schemas.changes import ChangePublic, ChangesPublic
+from sliceportal.schemas.choices import ChangeAction, EntityType
+from sliceportal.schemas.common import FilterText, RowId
 
 router = APIRouter(prefix="/changes", tags=["changes"])
 

@@ -5,7 +5,7 @@ from sqlalchemy import text
 
 from sliceportal.api.deps import RedisDep, SessionDep
 from sliceportal.api.problems import service_unavailable
-from sliceportal.api.schemas.common import Message
+from sliceportal.schemas.common import Message
 
 router = APIRouter(prefix="/health", tags=["health"])
 

@@ -14,10 +14,10 @@ from sliceportal.api.deps import (
     paginate,
     select_where,
 )
-from sliceportal.api.schemas.common import FilterText, RowId
-from sliceportal.api.schemas.links import LinkCreate, LinkPublic, LinksPublic, LinkUpdate
 from sliceportal.db.models import Link
 from sliceportal.domain import Model, analyze
+from sliceportal.schemas.common import FilterText, RowId
+from sliceportal.schemas.links import LinkCreate, LinkPublic, LinksPublic, LinkUpdate
 from sliceportal.services import admission, crud
 from sliceportal.services import links as service
 

@@ -9,7 +9,7 @@ from fastapi.security import OAuth2PasswordRequestForm
 from sliceportal import security
 from sliceportal.api.deps import RedisDep, SessionDep, SettingsDep
 from sliceportal.api.problems import Problem, unauthorized
-from sliceportal.api.schemas.login import AccessToken
+from sliceportal.schemas.login import AccessToken
 from sliceportal.services.users import authenticate
 
 router = APIRouter(prefix="/login", tags=["login"])

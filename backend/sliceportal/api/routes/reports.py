@@ -13,11 +13,11 @@ from fastapi import APIRouter, Depends, Query, Response
 from sqlalchemy.orm import Session
 
 from sliceportal.api.deps import SessionDep, ViewerUser
-from sliceportal.api.schemas.common import RowId
-from sliceportal.api.schemas.reports import Report
 from sliceportal.domain.reports import Report as ReportData
 from sliceportal.domain.reports.tables import TableName
 from sliceportal.reporting.render import MEDIA_TYPES, Format, document_of, file_name, render
+from sliceportal.schemas.common import RowId
+from sliceportal.schemas.reports import Report
 from sliceportal.services import reports
 from sliceportal.services.reports import ReportRequest, ScopeKind
 

@@ -14,8 +14,10 @@ from sliceportal.api.deps import (
     paginate,
     select_where,
 )
-from sliceportal.api.schemas.common import FilterText, RowId
-from sliceportal.api.schemas.slices import (
+from sliceportal.db.models import Slice, SliceLink, SliceSwitch
+from sliceportal.schemas.choices import QueueScheme, SliceState
+from sliceportal.schemas.common import FilterText, RowId
+from sliceportal.schemas.slices import (
     Priority,
     SliceCreate,
     SlicePublic,
@@ -23,8 +25,6 @@ from sliceportal.api.schemas.slices import (
     SliceUpdate,
     VlanId,
 )
-from sliceportal.db.choices import QueueScheme, SliceState
-from sliceportal.db.models import Slice, SliceLink, SliceSwitch
 from sliceportal.services import slices as service
 
 router = APIRouter(prefix="/slices", tags=["slices"])

@@ -25,10 +25,10 @@ from starlette.concurrency import run_in_threadpool
 from sliceportal import security
 from sliceportal.api.deps import SettingsDep, TokenDep, ViewerUser, get_current_user
 from sliceportal.api.problems import unauthorized
-from sliceportal.api.schemas.telemetry import StreamTicket
+from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
 from sliceportal.db.models import User
-from sliceportal.telemetry.channels import Channels
+from sliceportal.schemas.telemetry import StreamTicket
 from sliceportal.telemetry.sse import frame, redis_events
 
 router = APIRouter(prefix="/stream", tags=["stream"])

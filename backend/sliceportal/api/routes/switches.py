@@ -14,18 +14,18 @@ from sliceportal.api.deps import (
     select_where,
 )
 from sliceportal.api.problems import service_unavailable
-from sliceportal.api.schemas.common import FilterText, RowId
-from sliceportal.api.schemas.switches import (
+from sliceportal.controlplane.tasks import send_reconcile
+from sliceportal.core.config import Settings
+from sliceportal.db.models import Switch
+from sliceportal.schemas.choices import SwitchKind, SwitchState
+from sliceportal.schemas.common import FilterText, RowId
+from sliceportal.schemas.switches import (
     SwitchCreate,
     SwitchesPublic,
     SwitchPublic,
     SwitchTaskAccepted,
     SwitchUpdate,
 )
-from sliceportal.controlplane.tasks import send_reconcile
-from sliceportal.core.config import Settings
-from sliceportal.db.choices import SwitchKind, SwitchState
-from sliceportal.db.models import Switch
 from sliceportal.services import crud
 from sliceportal.services import switches as service
 

@@ -14,12 +14,12 @@ from starlette.concurrency import run_in_threadpool
 from sliceportal.api.deps import SessionDep, SettingsDep, ViewerUser
 from sliceportal.api.problems import Problem
 from sliceportal.api.routes.stream import SSE_RESPONSE, StreamUser, event_stream
-from sliceportal.api.schemas.common import RowId
-from sliceportal.api.schemas.telemetry import TelemetryPublic, TelemetrySample
+from sliceportal.core.channels import Channels
+from sliceportal.db import samples as store
 from sliceportal.db.models import Slice
+from sliceportal.schemas.common import RowId
+from sliceportal.schemas.telemetry import TelemetryPublic, TelemetrySample
 from sliceportal.services.errors import NotFoundError
-from sliceportal.telemetry import store
-from sliceportal.telemetry.channels import Channels
 from sliceportal.telemetry.sse import frame
 
 router = APIRouter(prefix="/slices", tags=["telemetry"])

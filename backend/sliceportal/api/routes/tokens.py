@@ -11,15 +11,15 @@ from sliceportal.api.deps import (
     select_where,
 )
 from sliceportal.api.problems import Problem
-from sliceportal.api.schemas.common import RowId
-from sliceportal.api.schemas.tokens import (
+from sliceportal.db.models import ApiToken
+from sliceportal.schemas.choices import Role
+from sliceportal.schemas.common import RowId
+from sliceportal.schemas.tokens import (
     ApiTokenCreate,
     ApiTokenCreated,
     ApiTokenPublic,
     ApiTokensPublic,
 )
-from sliceportal.db.choices import Role
-from sliceportal.db.models import ApiToken
 from sliceportal.services import crud, users
 from sliceportal.services.errors import NotFoundError
 

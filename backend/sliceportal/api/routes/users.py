@@ -11,16 +11,16 @@ from sliceportal.api.deps import (
     paginate,
     select_where,
 )
-from sliceportal.api.schemas.common import FilterText, RowId
-from sliceportal.api.schemas.users import (
+from sliceportal.db.models import User
+from sliceportal.schemas.choices import Role
+from sliceportal.schemas.common import FilterText, RowId
+from sliceportal.schemas.users import (
     UserCreate,
     UserPublic,
     UsersPublic,
     UserUpdate,
     UserUpdateMe,
 )
-from sliceportal.db.choices import Role
-from sliceportal.db.models import User
 from sliceportal.services import crud, users
 
 router = APIRouter(prefix="/users", tags=["users"])

@@ -1,7 +1,7 @@
 """The capacity planning report (issue #7): pure mathematics, no I/O, no clock.
 
 :func:`build_report` turns a :class:`Network` (and optionally what telemetry measured) into a
-:class:`Report`, whose ``to_dict()`` is the document of ``sliceportal.api.schemas.reports`` and
+:class:`Report`, whose ``to_dict()`` is the document of ``sliceportal.schemas.reports`` and
 whose ``tables()`` are the same numbers as flat rows for the CSV export.
 """
 

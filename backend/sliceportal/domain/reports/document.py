@@ -1,6 +1,6 @@
 """The report as plain data: one frozen dataclass per object of the API contract.
 
-The field names and meanings are those of ``sliceportal.api.schemas.reports`` (which documents
+The field names and meanings are those of ``sliceportal.schemas.reports`` (which documents
 every field); :meth:`Report.to_dict` produces the document the contract validates, and
 :meth:`Report.tables` flattens that very document, so the two always carry the same numbers.
 """

@@ -16,8 +16,8 @@ import numpy.typing as npt
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.emulator import layout as L
 from sliceportal.emulator.model import kernel
-from sliceportal.emulator.model import layout as L
 from sliceportal.emulator.model.ports import PortConfig, check_port
 from sliceportal.emulator.model.program import Classifier, Headers
 from sliceportal.emulator.state import SwitchState

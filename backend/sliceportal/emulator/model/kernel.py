@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from sliceportal.domain import p4constants as c
-from sliceportal.emulator.model import layout as L
+from sliceportal.emulator import layout as L
 
 F = TypeVar("F", bound=Callable[..., Any])
 

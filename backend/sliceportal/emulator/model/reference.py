@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
-from sliceportal.emulator.model import layout as L
-from sliceportal.emulator.model.layout import QUEUES, Outcome
+from sliceportal.emulator import layout as L
+from sliceportal.emulator.layout import QUEUES, Outcome
 from sliceportal.emulator.model.ports import PortConfig, tx_time_ns
 from sliceportal.emulator.model.program import Classifier, Headers
 from sliceportal.emulator.state import SwitchState

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from sliceportal.emulator.model import layout as L
+from sliceportal.emulator import layout as L
 from sliceportal.emulator.model.engine import (
     Engine,
     FlowSpec,

@@ -30,8 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from sliceportal.domain import p4constants as c
+from sliceportal.emulator.layout import DCTCP_MIN_CWND, Congestion
 from sliceportal.emulator.model.kernel import MAX_FRAME_BYTES
-from sliceportal.emulator.model.layout import DCTCP_MIN_CWND, Congestion
 from sliceportal.emulator.model.ports import PortConfig, PortConfigError, check_port
 from sliceportal.emulator.model.program import DEFAULT_TTL, Headers
 

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from sliceportal.domain import dataplane as dp
+from sliceportal.emulator import layout as L
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
-from sliceportal.emulator.model import layout as L
 from sliceportal.emulator.model.engine import NEVER_NS, Engine
 from sliceportal.emulator.model.entries import install, install_meters
 from sliceportal.emulator.model.ports import PortConfig

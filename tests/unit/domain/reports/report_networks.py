@@ -14,7 +14,6 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from sliceportal.api.schemas.reports import Report as ReportSchema
 from sliceportal.domain import LinkAnalysis, Model, SliceSpec, analyze, slice_spec
 from sliceportal.domain.endtoend import Hop, PathBound, path_bound
 from sliceportal.domain.reports import (
@@ -24,6 +23,7 @@ from sliceportal.domain.reports import (
     Report,
     build_report,
 )
+from sliceportal.schemas.reports import Report as ReportSchema
 
 MBPS = 1e6
 WHEN = dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.UTC)

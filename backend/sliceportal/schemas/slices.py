@@ -11,7 +11,9 @@ from typing import Annotated
 
 from pydantic import AfterValidator, ConfigDict, Field
 
-from sliceportal.api.schemas.common import (
+from sliceportal.domain.spec import LOWEST_SLICE_PRIORITY, MAX_DP_SID, TOP_PRIORITY
+from sliceportal.schemas.choices import QueueScheme, SliceState
+from sliceportal.schemas.common import (
     Description,
     InputModel,
     Name,
@@ -20,8 +22,6 @@ from sliceportal.api.schemas.common import (
     PublicModel,
     RowId,
 )
-from sliceportal.db.choices import QueueScheme, SliceState
-from sliceportal.db.models import MAX_DP_SID, MAX_PRIORITY, MIN_PRIORITY
 
 
 def _sorted_unique(prefixes: list[IPv4Network]) -> list[IPv4Network]:
@@ -45,8 +45,8 @@ Rate = Annotated[float, Field(gt=0, description="bit/s")]
 Priority = Annotated[
     int,
     Field(
-        ge=MIN_PRIORITY,
-        le=MAX_PRIORITY,
+        ge=LOWEST_SLICE_PRIORITY,
+        le=TOP_PRIORITY,
         description="1 to 7, 7 is the highest; 0 is best effort's (unclassified traffic)",
     ),
 ]

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sliceportal.alerts.choices import AlertState
-from sliceportal.api.schemas.common import Page, PublicModel
 from sliceportal.domain.sla import Rule
+from sliceportal.schemas.choices import AlertState
+from sliceportal.schemas.common import Page, PublicModel
 
 
 class AlertPublic(PublicModel):

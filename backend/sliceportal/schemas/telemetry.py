@@ -6,7 +6,7 @@ import datetime as dt
 
 from pydantic import BaseModel, Field
 
-from sliceportal.api.schemas.common import Page
+from sliceportal.schemas.common import Page
 
 
 class TelemetrySample(BaseModel):

@@ -5,7 +5,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sliceportal.api.schemas.common import InputModel, Name, Page, PublicModel
+from sliceportal.schemas.common import InputModel, Name, Page, PublicModel
 
 
 class ApiTokenCreate(InputModel):

@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from sliceportal.db.choices import ChangeAction, EntityType
 from sliceportal.db.models import ChangeLogEntry
+from sliceportal.schemas.choices import ChangeAction, EntityType
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from sliceportal.api.schemas.common import (
+from sliceportal.schemas.choices import SwitchKind, SwitchState
+from sliceportal.schemas.common import (
     Description,
     InputModel,
     Name,
@@ -16,7 +17,6 @@ from sliceportal.api.schemas.common import (
     PatchModel,
     PublicModel,
 )
-from sliceportal.db.choices import SwitchKind, SwitchState
 
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)+$")
 

@@ -5,7 +5,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sliceportal.api.schemas.common import (
+from sliceportal.domain import Model
+from sliceportal.domain.spec import MAX_FRAME_OVERHEAD_BYTES, MAX_PORT, MAX_QUEUES, MIN_QUEUES
+from sliceportal.schemas.common import (
     Description,
     InputModel,
     Name,
@@ -14,9 +16,6 @@ from sliceportal.api.schemas.common import (
     PublicModel,
     RowId,
 )
-from sliceportal.db.models import MAX_PORT, MAX_QUEUES
-from sliceportal.domain import Model
-from sliceportal.domain.spec import MAX_FRAME_OVERHEAD_BYTES, MIN_QUEUES
 
 Port = Annotated[int, Field(ge=0, le=MAX_PORT)]
 Capacity = Annotated[

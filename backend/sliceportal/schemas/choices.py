@@ -94,3 +94,26 @@ class EntityType(Choice):
     API_TOKEN = "api_token"
     ALERT = "alert"
     __labels__ = {API_TOKEN: "API token"}
+
+
+class AlertState(Choice):
+    """firing -> resolved; acknowledging is separate (an operator says "seen"), in any state."""
+
+    FIRING = "firing"
+    RESOLVED = "resolved"
+
+
+class AlertEventKind(Choice):
+    """What happened to an alert: each event is pushed to browsers and sent to the webhooks."""
+
+    FIRING = "firing"
+    RESOLVED = "resolved"
+    ACKNOWLEDGED = "acknowledged"
+
+
+class DeliveryStatus(Choice):
+    """pending -> delivered, or failed after a permanent refusal or the last retry."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"

@@ -5,8 +5,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sliceportal.api.schemas.common import InputModel, NoNul, Page, PatchModel, PublicModel
-from sliceportal.db.choices import Role
+from sliceportal.schemas.choices import Role
+from sliceportal.schemas.common import InputModel, NoNul, Page, PatchModel, PublicModel
 
 Username = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.@-]+$")]
 Password = Annotated[str, Field(min_length=8, max_length=128)]

@@ -3,8 +3,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sliceportal.api.schemas.common import Page, PublicModel
-from sliceportal.db.choices import ChangeAction, EntityType
+from sliceportal.schemas.choices import ChangeAction, EntityType
+from sliceportal.schemas.common import Page, PublicModel
 
 
 class ChangePublic(PublicModel):
