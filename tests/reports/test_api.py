@@ -21,9 +21,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from sliceportal.db import samples as store
 from sliceportal.domain import Model, SliceSpec, analyze, min_capacity, slice_spec
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.reports import Report
 from sliceportal.domain.reports.tables import FindingsRow
 from sliceportal.domain.telemetry import COLUMNS
-from sliceportal.schemas.reports import Report
+from sliceportal.reporting.render import REPORT
 from utils import factories
 from utils.factories import MBIT
 
@@ -91,7 +92,7 @@ def _get(client: TestClient, headers: dict[str, str], path: str, **params: Any) 
 
 def _link_report(client: TestClient, headers: dict[str, str], link_id: int) -> Report:
     document = _get(client, headers, f"links/{link_id}", telemetry_window_s=0).json()
-    return Report.model_validate(document)
+    return REPORT.validate_python(document)
 
 
 def test_link_report_bounds_and_capacities_match_the_analytics(
@@ -131,7 +132,7 @@ def test_end_to_end_bounds_sum_the_hops_of_each_link_model(
     a, b = network["links"]["A"], network["links"]["B"]
     edge = network["slices"]["Edge"]
     document = _get(client, viewer_headers, "network", telemetry_window_s=0).json()
-    report = Report.model_validate(document)
+    report = REPORT.validate_python(document)
     (row,) = [s for s in report.slices if s.name == edge["name"]]
     assert row.e2e_delay_target_s == 0.08
     for model in Model:
@@ -154,7 +155,7 @@ def test_scopes_cover_their_links_and_the_slices_crossing_them(
     client: TestClient, viewer_headers: dict[str, str], network: Network
 ) -> None:
     s2 = network["switches"][1]
-    report = Report.model_validate(
+    report = REPORT.validate_python(
         _get(client, viewer_headers, f"switches/{s2['id']}", telemetry_window_s=0).json()
     )
     assert report.scope.kind == "switch" and report.scope.name == s2["name"]
@@ -208,7 +209,7 @@ def test_an_empty_csv_table_still_has_its_header(
     link = factories.create_link(client, operator_headers, capacity_bps=10_000 * MBIT)
     body = factories.slice_body([link["id"]], rate_bps=1 * MBIT)
     factories.create(client, "slices", operator_headers, body)
-    assert _link_report(client, viewer_headers, link["id"]).findings == []
+    assert _link_report(client, viewer_headers, link["id"]).findings == ()
     response = _get(client, viewer_headers, f"links/{link['id']}", format="csv", table="findings")
     assert response.text == ",".join(FindingsRow.columns()) + "\n"
     (slice_row,) = _csv(client, viewer_headers, link["id"], "link_slices")
@@ -246,7 +247,7 @@ def test_the_pdf_renders_to_pages_that_are_not_blank_and_read_the_same_numbers(
             assert dark > 0.005 * grey.width * grey.height, f"{page.name} is blank"
     text = _pdftotext(pdf)
     assert "Findings and recommendations" in text
-    report = Report.model_validate(
+    report = REPORT.validate_python(
         _get(client, viewer_headers, "network", telemetry_window_s=0).json()
     )
     for name in (s["name"] for s in network["slices"].values()):
@@ -288,7 +289,7 @@ def test_measured_figures_come_from_the_stored_samples(
             ),
         )
         session.commit()
-    report = Report.model_validate(
+    report = REPORT.validate_python(
         _get(client, viewer_headers, f"links/{network['links']['A']['id']}").json()
     )
     (row,) = [s for s in report.slices if s.name == dc["name"]]
@@ -322,7 +323,7 @@ def test_measured_figures_come_from_the_stored_samples(
             ),
         )
         session.commit()
-    report = Report.model_validate(
+    report = REPORT.validate_python(
         _get(client, viewer_headers, f"links/{network['links']['A']['id']}").json()
     )
     (row,) = [s for s in report.slices if s.name == dc["name"]]

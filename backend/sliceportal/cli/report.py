@@ -119,7 +119,7 @@ def _checked_request(args: argparse.Namespace) -> ReportRequest:
 
 def report(args: argparse.Namespace) -> int:
     from sliceportal.db.session import create_db_engine, create_sessionmaker
-    from sliceportal.reporting.render import document_of, render
+    from sliceportal.reporting.render import render
     from sliceportal.services.errors import ServiceError
     from sliceportal.services.reports import network_report
 
@@ -138,7 +138,7 @@ def report(args: argparse.Namespace) -> int:
         raise CliError(f"cannot reach the database {where} (DATABASE_URL): {reason}") from None
     finally:
         engine.dispose()
-    output = render(data, document_of(data), args.format, args.table)
+    output = render(data, args.format, args.table)
     if args.out is None:
         sys.stdout.buffer.write(output)
         sys.stdout.flush()

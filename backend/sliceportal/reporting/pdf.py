@@ -39,7 +39,7 @@ from reportlab.platypus import (
 )
 
 from sliceportal.domain.formatting import format_bytes, format_delay, format_rate
-from sliceportal.schemas.reports import (
+from sliceportal.domain.reports.document import (
     Finding,
     LinkReport,
     PerModel,

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal
+from typing import Any, Literal
 
-from sliceportal.domain.reports import Report as ReportData
+from pydantic import TypeAdapter
+
+from sliceportal.domain.reports import Report
 from sliceportal.domain.reports.tables import TableName
 from sliceportal.reporting.csv_tables import render_csv
 from sliceportal.reporting.pdf import render_pdf
-from sliceportal.schemas.reports import Report
 
 Format = Literal["json", "csv", "pdf"]
 MEDIA_TYPES: dict[Format, str] = {
@@ -21,23 +22,27 @@ MEDIA_TYPES: dict[Format, str] = {
 }
 
 
-def document_of(data: ReportData) -> Report:
-    """The report as the API's document (validated: a number out of contract fails here)."""
-    return Report.model_validate(data.to_dict())
+REPORT = TypeAdapter(Report)
+"""The report's contract, generated from the domain's dataclasses (the API's response model)."""
 
 
-def render(data: ReportData, document: Report, output: Format, table: TableName) -> bytes:
-    """The report (`document` is `document_of(data)`) as a file: indented JSON, one CSV
-    table, or the PDF."""
+def document_of(report: Report) -> dict[str, Any]:
+    """The report as the JSON document the API answers (the webhook and the CLI send the same)."""
+    document: dict[str, Any] = REPORT.dump_python(report, mode="json")
+    return document
+
+
+def render(report: Report, output: Format, table: TableName) -> bytes:
+    """The report as a file: indented JSON, one CSV table, or the PDF."""
     if output == "csv":
-        return render_csv(data.tables()[table]).encode()
+        return render_csv(report.tables()[table]).encode()
     if output == "pdf":
-        return render_pdf(document)
-    return (json.dumps(document.model_dump(mode="json"), indent=2) + "\n").encode()
+        return render_pdf(report)
+    return (json.dumps(document_of(report), indent=2) + "\n").encode()
 
 
-def file_name(document: Report, output: Format, table: TableName) -> str:
+def file_name(report: Report, output: Format, table: TableName) -> str:
     """`sliceportal-report-<scope>-<UTC time>[-<table>].<format>`, safe in a header."""
-    scope = re.sub(r"[^A-Za-z0-9_.-]+", "-", document.scope.name).strip("-") or "report"
+    scope = re.sub(r"[^A-Za-z0-9_.-]+", "-", report.scope.name).strip("-") or "report"
     suffix = f"-{table}" if output == "csv" else ""
-    return f"sliceportal-report-{scope}-{document.generated_at:%Y%m%dT%H%MZ}{suffix}.{output}"
+    return f"sliceportal-report-{scope}-{report.generated_at:%Y%m%dT%H%MZ}{suffix}.{output}"

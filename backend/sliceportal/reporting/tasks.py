@@ -55,7 +55,7 @@ def deliver_report(self: Task[[str, str], str], url: str, scheduled_at: str) -> 
     )
     with process_session() as session:
         data = network_report(session, request)
-    document = document_of(data).model_dump(mode="json")
+    document = document_of(data)
     try:
         post_event(
             url,

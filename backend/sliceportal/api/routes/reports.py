@@ -13,11 +13,10 @@ from fastapi import APIRouter, Depends, Query, Response
 from sqlalchemy.orm import Session
 
 from sliceportal.api.deps import SessionDep, ViewerUser
-from sliceportal.domain.reports import Report as ReportData
+from sliceportal.domain.reports import Report
 from sliceportal.domain.reports.tables import TableName
-from sliceportal.reporting.render import MEDIA_TYPES, Format, document_of, file_name, render
+from sliceportal.reporting.render import MEDIA_TYPES, Format, file_name, render
 from sliceportal.schemas.common import RowId
-from sliceportal.schemas.reports import Report
 from sliceportal.services import reports
 from sliceportal.services.reports import ReportRequest, ScopeKind
 
@@ -51,15 +50,14 @@ FILE_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _respond(data: ReportData, output: Format, table: TableName) -> Report | Response:
-    document = document_of(data)
+def _respond(report: Report, output: Format, table: TableName) -> Report | Response:
     if output == "json":
-        return document
+        return report
     return Response(
-        render(data, document, output, table),
+        render(report, output, table),
         media_type=MEDIA_TYPES[output],
         headers={
-            "Content-Disposition": f'attachment; filename="{file_name(document, output, table)}"'
+            "Content-Disposition": f'attachment; filename="{file_name(report, output, table)}"'
         },
     )
 

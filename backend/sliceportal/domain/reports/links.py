@@ -13,7 +13,7 @@ from sliceportal.domain.planning import PriorityPlan, plan_priorities
 from sliceportal.domain.reports.constraints import SEARCH_RELATIVE_TOLERANCE, NetworkConstraints
 from sliceportal.domain.reports.document import (
     BestPlan,
-    Curves,
+    DelayCurves,
     Growth,
     LinkReport,
     LinkSliceRow,
@@ -187,7 +187,7 @@ def _curves(
     total_rate_bps: float,
     current: dict[Model, float | None],
     points: int,
-) -> Curves:
+) -> DelayCurves:
     knee = max((c for c in current.values() if c is not None and c > 0), default=link.capacity_bps)
     stop = min(
         max(CURVE_SPAN * max(knee, total_rate_bps), CURVE_PAST_CAPACITY * link.capacity_bps),
@@ -196,4 +196,4 @@ def _curves(
     start = total_rate_bps * (1.0 + CURVE_START_MARGIN) if total_rate_bps > 0 else stop / points
     grid = capacity_grid(start, stop, points)
     curves = {model: delay_curves(on.specs, grid, model, link.framing).delays_s for model in Model}
-    return Curves(tuple(grid), PerModel(curves[Model.HARKOUS], curves[Model.NETCALC]))
+    return DelayCurves(tuple(grid), PerModel(curves[Model.HARKOUS], curves[Model.NETCALC]))

@@ -723,7 +723,10 @@ export interface components {
             burst_bytes?: number | null;
             /** Rate Bps */
             rate_bps?: number | null;
-            /** Priorities */
+            /**
+             * Priorities
+             * @description For ``move-slice``: every slice to move and its new priority (they move together).
+             */
             priorities?: {
                 [key: string]: number;
             } | null;
@@ -830,11 +833,17 @@ export interface components {
         BestPlan: {
             /** Capacity Bps */
             capacity_bps: number | null;
-            /** Priorities */
+            /**
+             * Priorities
+             * @description Slice name → priority; ``None`` when no plan was found.
+             */
             priorities: {
                 [key: string]: number;
             } | null;
-            /** Exhaustive */
+            /**
+             * Exhaustive
+             * @description True when the planner's answer is proven optimal at that capacity (see domain.planning).
+             */
             exhaustive: boolean;
         };
         /** Body_login-login_access_token */
@@ -901,6 +910,7 @@ export interface components {
         DelayCurves: {
             /** Capacity Bps */
             capacity_bps: number[];
+            /** @description Slice name → bound at each capacity (``None`` = unbounded there). */
             bound_s: components["schemas"]["PerModel_dict_str__list_Union_float__NoneType____"];
         };
         /** DpSidPublic */
@@ -923,7 +933,10 @@ export interface components {
             meets_target: boolean;
             /** Slack S */
             slack_s: number | null;
-            /** Worst Hop */
+            /**
+             * Worst Hop
+             * @description The link with the largest bound.
+             */
             worst_hop: string | null;
         };
         /**
@@ -938,11 +951,20 @@ export interface components {
              * @enum {string}
              */
             severity: "critical" | "warning" | "info";
-            /** Subject */
+            /**
+             * Subject
+             * @description What the finding is about, e.g. ``link s1/eth2`` or ``slice DC``.
+             */
             subject: string;
-            /** Finding */
+            /**
+             * Finding
+             * @description What is wrong or notable, with the numbers.
+             */
             finding: string;
-            /** Recommendation */
+            /**
+             * Recommendation
+             * @description One sentence: raise capacity to X, move slice S to level L, cap burst at B, …
+             */
             recommendation: string;
             action: components["schemas"]["Action"];
         };
@@ -952,11 +974,23 @@ export interface components {
          *     (bursts grow with their rates: burst limits are times).
          */
         Growth: {
-            /** Months Until Inadmissible */
+            /**
+             * Months Until Inadmissible
+             * @description First whole month at which the link no longer admits its slices — their per-hop targets
+             *     and the end-to-end targets of the slices crossing it, as rates grow across the whole
+             *     network (0 = already not); ``None`` when it still does at the horizon.
+             */
             months_until_inadmissible: number | null;
-            /** Rate Factor Limit */
+            /**
+             * Rate Factor Limit
+             * @description The largest factor by which all rates can grow while the link still admits them
+             *     (``None`` when no factor works, or when the link carries no slice).
+             */
             rate_factor_limit: number | null;
-            /** Capacity At Horizon Bps */
+            /**
+             * Capacity At Horizon Bps
+             * @description The least capacity that admits the grown slices at the horizon (current priorities).
+             */
             capacity_at_horizon_bps: number | null;
         };
         /**
@@ -965,11 +999,22 @@ export interface components {
          *     included) misses a per-hop or end-to-end target, each link under its own model.
          */
         Headroom: {
-            /** Rate Bps */
+            /**
+             * Rate Bps
+             * @description Extra rate at the same burst limit (the burst grows with the rate); ``None`` when the
+             *     slice's links are not admissible today.
+             */
             rate_bps: number | null;
-            /** Burst Bytes */
+            /**
+             * Burst Bytes
+             * @description Extra burst at the same rate; ``None`` as above.
+             */
             burst_bytes: number | null;
-            /** Rate Limited By */
+            /**
+             * Rate Limited By
+             * @description The slice whose target (or the link whose rate sum) stops the rate growing, e.g.
+             *     ``"DC on s1/eth2"``.
+             */
             rate_limited_by: string | null;
             /** Burst Limited By */
             burst_limited_by: string | null;
@@ -1068,13 +1113,21 @@ export interface components {
             mtu_bytes: number;
             /** Total Rate Bps */
             total_rate_bps: number;
-            /** Utilisation */
+            /**
+             * Utilisation
+             * @description Σ rates / capacity.
+             */
             utilisation: number;
             admissible: components["schemas"]["PerModel_bool_"];
             /** Slices */
             slices: components["schemas"]["LinkSliceRow"][];
             min_capacity_bps: components["schemas"]["MinCapacities"];
-            /** Capacity Margin Bps */
+            /**
+             * Capacity Margin Bps
+             * @description Capacity minus the least capacity that still admits everything (per-hop and end-to-end
+             *     targets, current priorities, the link's own model); negative when short; ``None`` when no
+             *     capacity works.
+             */
             capacity_margin_bps: number | null;
             curves: components["schemas"]["DelayCurves"];
             growth: components["schemas"]["Growth"];
@@ -1124,8 +1177,7 @@ export interface components {
         };
         /**
          * Measured
-         * @description What the switches measured for a slice over the telemetry window, against what it
-         *     declared and what was bounded.
+         * @description What telemetry measured, against what the slice declared and what was bounded.
          */
         Measured: {
             /** Window S */
@@ -1144,9 +1196,16 @@ export interface components {
             delay_max_s: number | null;
             /** Loss Ratio */
             loss_ratio: number | null;
-            /** Peak Rate Vs Declared */
+            /**
+             * Peak Rate Vs Declared
+             * @description Measured peak rate / declared rate.
+             */
             peak_rate_vs_declared: number;
-            /** Delay Max Vs Bound */
+            /**
+             * Delay Max Vs Bound
+             * @description ``delay_max_s`` / the slice's largest per-hop bound (each link's own model); above 1
+             *     proves a packet waited longer than the analysis allows.
+             */
             delay_max_vs_bound: number | null;
         };
         /** Message */
@@ -1159,8 +1218,11 @@ export interface components {
          * @description The paper's Table III pattern: what capacity each way of assigning priorities needs.
          */
         MinCapacities: {
+            /** @description With the priorities as they are. */
             current: components["schemas"]["PerModel_Union_float__NoneType__"];
+            /** @description All slices at one priority level. */
             one_level: components["schemas"]["PerModel_Union_float__NoneType__"];
+            /** @description The best plan the planner finds within the link's queues. */
             best_plan: components["schemas"]["PerModel_BestPlan_"];
         };
         /**
@@ -1224,34 +1286,52 @@ export interface components {
             growth_percent_per_month: number;
             /** Horizon Months */
             horizon_months: number;
-            /** Telemetry Window S */
+            /**
+             * Telemetry Window S
+             * @description How far back measured figures go; ``None`` when no telemetry was used.
+             */
             telemetry_window_s: number | null;
         };
-        /** PerModel[BestPlan] */
+        /**
+         * PerModel
+         * @description One value per delay model.
+         */
         PerModel_BestPlan_: {
             harkous: components["schemas"]["BestPlan"];
             netcalc: components["schemas"]["BestPlan"];
         };
-        /** PerModel[EndToEnd] */
+        /**
+         * PerModel
+         * @description One value per delay model.
+         */
         PerModel_EndToEnd_: {
             harkous: components["schemas"]["EndToEnd"];
             netcalc: components["schemas"]["EndToEnd"];
         };
-        /** PerModel[Union[float, NoneType]] */
+        /**
+         * PerModel
+         * @description One value per delay model.
+         */
         PerModel_Union_float__NoneType__: {
             /** Harkous */
             harkous: number | null;
             /** Netcalc */
             netcalc: number | null;
         };
-        /** PerModel[bool] */
+        /**
+         * PerModel
+         * @description One value per delay model.
+         */
         PerModel_bool_: {
             /** Harkous */
             harkous: boolean;
             /** Netcalc */
             netcalc: boolean;
         };
-        /** PerModel[dict[str, list[Union[float, NoneType]]]] */
+        /**
+         * PerModel
+         * @description One value per delay model.
+         */
         PerModel_dict_str__list_Union_float__NoneType____: {
             /** Harkous */
             harkous: {
@@ -1262,7 +1342,10 @@ export interface components {
                 [key: string]: (number | null)[];
             };
         };
-        /** PerModel[int] */
+        /**
+         * PerModel
+         * @description One value per delay model.
+         */
         PerModel_int_: {
             /** Harkous */
             harkous: number;
@@ -1284,7 +1367,10 @@ export interface components {
             generated_at: string;
             parameters: components["schemas"]["Parameters"];
             summary: components["schemas"]["Summary"];
-            /** Findings */
+            /**
+             * Findings
+             * @description Most severe first.
+             */
             findings: components["schemas"]["Finding"][];
             /** Links */
             links: components["schemas"]["LinkReport"][];
@@ -1310,7 +1396,10 @@ export interface components {
              * @enum {string}
              */
             kind: "network" | "switch" | "link";
-            /** Id */
+            /**
+             * Id
+             * @description The switch or link id; ``None`` for the network.
+             */
             id: number | null;
             /** Name */
             name: string;
@@ -1466,9 +1555,13 @@ export interface components {
             delay_target_s: number;
             /** E2E Delay Target S */
             e2e_delay_target_s: number | null;
-            /** Links */
+            /**
+             * Links
+             * @description The links it crosses, by name, in link id order (the sum does not depend on it).
+             */
             links: string[];
             e2e: components["schemas"]["PerModel_EndToEnd_"];
+            /** @description Each hop under its link's own model: what admission checks against the target. */
             e2e_enforced: components["schemas"]["EndToEnd"];
             headroom: components["schemas"]["Headroom"];
             measured: components["schemas"]["Measured"] | null;
@@ -1532,13 +1625,21 @@ export interface components {
             links: number;
             /** Slices */
             slices: number;
+            /** @description Links whose slices do not all meet their per-hop targets, per model. */
             inadmissible_links: components["schemas"]["PerModel_int_"];
+            /** @description Slices missing their end-to-end target, per model. */
             e2e_violations: components["schemas"]["PerModel_int_"];
-            /** Findings */
+            /**
+             * Findings
+             * @description How many findings of each severity.
+             */
             findings: {
                 [key: string]: number;
             };
-            /** Tightest Link */
+            /**
+             * Tightest Link
+             * @description The link with the least capacity margin (relative), under its own model.
+             */
             tightest_link: string | null;
         };
         /** SwitchCreate */
