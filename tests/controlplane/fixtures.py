@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import sqlalchemy as sa
 
-from sliceportal.controlplane.reconcile import Reconciler
+from sliceportal.controlplane.reconciler import Reconciler
 from sliceportal.core.config import Settings
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.session import create_db_engine

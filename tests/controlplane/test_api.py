@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from controlplane.network import make_link, make_slice, make_switch
 from sliceportal.api.main import create_app
-from sliceportal.controlplane.reconcile import Outcome, Reconciler
+from sliceportal.controlplane.reconciler import Outcome, Reconciler
 from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
 from sliceportal.db.models import SliceSwitch

@@ -15,7 +15,7 @@ from controlplane.network import (
     state_of,
     worker_changes,
 )
-from sliceportal.controlplane.reconcile import Outcome, Reconciler, switch_lock
+from sliceportal.controlplane.reconciler import Outcome, Reconciler, switch_lock
 from sliceportal.core.config import Settings
 from sliceportal.db.models import OutboxMessage, Slice, SliceDeployment, Switch
 from sliceportal.domain import dataplane as dp

@@ -7,7 +7,7 @@ retried, with exponential back-off. The switch tasks acknowledge late and are re
 redelivered) when their worker process dies mid-run: the next run diffs again and finishes the
 job.
 
-- `reconcile_switch`: one switch (`controlplane.reconcile`); with `deploy` it also replaces a
+- `reconcile_switch`: one switch (`controlplane.reconciler`); with `deploy` it also replaces a
   foreign pipeline.
 - `reconcile_all` (beat): every switch, each in its own task, skipping switches a running
   reconciliation holds; also purges old outbox rows.
@@ -29,7 +29,7 @@ from typing import Any
 import sqlalchemy as sa
 from celery import Task
 
-from sliceportal.controlplane.reconcile import Reconciler, switch_lock
+from sliceportal.controlplane.reconciler import Reconciler, switch_lock
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db import outbox
 from sliceportal.db.changes import ChangeContext
