@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,13 +56,48 @@ def test_the_import_contracts_hold() -> None:
     assert "0 broken" in result.stdout
 
 
-def test_only_the_adapter_imports_p4runtime_shell() -> None:
-    users = sorted(
+SHELL_BOOTSTRAP = "cli/shell_bootstrap.py"
+"""Run by p4runtime-shell's own interpreter (.venv-shell), never imported by the portal."""
+
+
+def _portal_depends_on_p4runtime_shell() -> bool:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return any(dep.startswith("p4runtime-shell") for dep in project["dependencies"])
+
+
+def test_no_module_of_the_portal_imports_p4runtime_shell() -> None:
+    """p4runtime-shell pins an old protobuf: only the bootstrap that its own environment runs
+    (`sliceportal shell`) imports it, and no module of the portal imports that bootstrap.
+    The P4Runtime adapter may still import it only while the portal's own dependencies list
+    p4runtime-shell (until the portal's P4Runtime client moves to a current protobuf)."""
+    imports = _imports(".")
+    users = {
         path
-        for path, names in _imports(".").items()
+        for path, names in imports.items()
         if any(n.split(".")[0] == "p4runtime_sh" for n in names)
+    }
+    allowed = {SHELL_BOOTSTRAP}
+    if _portal_depends_on_p4runtime_shell():
+        allowed.add("switches/p4runtime.py")
+    assert SHELL_BOOTSTRAP in users
+    assert users <= allowed, sorted(users - allowed)
+
+    module = "sliceportal." + SHELL_BOOTSTRAP.removesuffix(".py").replace("/", ".")
+    importers = sorted(
+        path
+        for path, names in imports.items()
+        if module in names or _imports_from(path, "shell_bootstrap")
     )
-    assert users == ["switches/p4runtime.py"]
+    assert importers == [], importers
+
+
+def _imports_from(path: str, name: str) -> bool:
+    """Whether `path` has `from … import name` (absolute or relative)."""
+    tree = ast.parse((PACKAGE / path).read_text())
+    return any(
+        isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names)
+        for node in ast.walk(tree)
+    )
 
 
 def _stdlib() -> frozenset[str]:

@@ -20,6 +20,7 @@ from sliceportal.cli import (
     poller,
     report,
     serve,
+    shell,
     switch,
 )
 from sliceportal.core.config import SettingsError
@@ -35,6 +36,7 @@ REGISTRARS: tuple[Callable[[Subparsers], None], ...] = (
     experiment.register,
     poller.register,
     report.register,
+    shell.register,
 )
 
 
