@@ -8,7 +8,16 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2 as p4r
 
-from emulator.p4rt import INSERT, Code, Controller, slice_entry, update
+from emulator.p4rt import (
+    INSERT,
+    SLICE_BY_ID,
+    Code,
+    Controller,
+    entity,
+    slice_entry,
+    table_entry,
+    update,
+)
 from sliceportal.emulator.server import EmulatorServer
 
 OK, ALREADY_EXISTS, NOT_FOUND = 0, 6, 5
@@ -161,6 +170,29 @@ def test_roles_have_their_own_primaries(server: EmulatorServer) -> None:
     default.write(update(INSERT, slice_entry(2)))
     default.close()
     other.close()
+
+
+def test_a_backup_reads_everything_and_disturbs_nothing(
+    controller: Controller, server: EmulatorServer
+) -> None:
+    """`sliceportal shell`'s role: a controller with a lower election id (0 here, below the
+    primary's 1: zero is a valid id) is a backup; it reads while the primary writes, the primary
+    hears nothing of it, keeps writing while it is connected and after it left."""
+    controller.write(update(INSERT, slice_entry(1)))
+    backup = Controller(server.address, 0, arbitrate=False)
+    response = backup.arbitrate()
+    assert arbitration_status(response) == ALREADY_EXISTS
+    assert election_id(response) == 1  # the primary's
+    assert backup.read(table_entry(SLICE_BY_ID)) == [entity(slice_entry(1))]
+    controller.write(update(INSERT, slice_entry(2)))
+    assert len(backup.read(table_entry(SLICE_BY_ID))) == 2
+    with pytest.raises(grpc.RpcError) as caught:
+        backup.write(update(INSERT, slice_entry(3)))
+    assert caught.value.code() == Code.PERMISSION_DENIED
+    backup.close()
+    controller.write(update(INSERT, slice_entry(3)))
+    assert not controller.has_message()  # no arbitration news for the primary, ever
+    assert len(controller.read(table_entry(SLICE_BY_ID))) == 3
 
 
 def test_write_from_a_backup_is_permission_denied(
