@@ -15,9 +15,11 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
+from controlplane import test_adapter
 from controlplane.network import ELECTION_ID, make_link, make_slice, make_switch
 from sliceportal.cli.shell import DEFAULT_SHELL_VENV, SHELL_VENV_VARIABLE
 from sliceportal.controlplane.reconcile import Outcome, Reconciler
@@ -29,6 +31,7 @@ from sliceportal.switches.p4runtime import SwitchTarget, connect
 
 SLICEPORTAL = Path(sys.executable).with_name("sliceportal")
 TIMEOUT_S = 60
+pki = test_adapter.pki  # the fixture: a CA, a server and a client certificate
 
 READ_TABLES = """
     import json
@@ -275,3 +278,45 @@ def test_one_line_errors(
 
     ok = sliceportal_shell(environment, alive, "--exec", str(path))
     assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
+
+
+def test_the_shell_uses_the_switchs_mutual_tls_settings(
+    db: sessionmaker[Session],
+    settings: Settings,
+    device_id: int,
+    pki: Path,
+    environment: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    server = EmulatorServer("127.0.0.1:0", device_id, load_pipeline=True)
+    credentials = grpc.ssl_server_credentials(
+        [((pki / "server.key").read_bytes(), (pki / "server.pem").read_bytes())],
+        root_certificates=(pki / "ca.pem").read_bytes(),
+        require_client_auth=True,
+    )
+    port = server._server.add_secure_port("127.0.0.1:0", credentials)  # the emulator is plain
+    server.start()
+    path = tmp_path / "count.py"
+    path.write_text('print(sum(1 for _ in CounterEntry("forwarded").read()))\n')
+    try:
+        with db() as session:
+            tls = make_switch(
+                session,
+                f"127.0.0.1:{port}",
+                device_id,
+                tls_ca_path=str(pki / "ca.pem"),
+                tls_cert_path=str(pki / "client.pem"),
+                tls_key_path=str(pki / "client.key"),
+            ).name
+            ca_only = make_switch(
+                session, f"127.0.0.1:{port}", device_id + 1, tls_ca_path=str(pki / "ca.pem")
+            ).name
+        done = sliceportal_shell(environment, tls, "--exec", str(path))
+        assert (done.returncode, done.stdout, done.stderr) == (0, "4096\n", "")
+        refused = sliceportal_shell(
+            environment | {"SLICEPORTAL_P4RT_CONNECT_TIMEOUT_S": "1"}, ca_only, "--exec", str(path)
+        )
+        assert refused.returncode == 1
+        assert refused.stderr.endswith("does not answer within 1 s (check its TLS settings)\n")
+    finally:
+        server.stop(grace=0)
