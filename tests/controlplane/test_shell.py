@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from controlplane import test_adapter
 from controlplane.network import ELECTION_ID, make_link, make_slice, make_switch
 from sliceportal.cli.shell import DEFAULT_SHELL_VENV, SHELL_VENV_VARIABLE
-from sliceportal.controlplane.reconcile import Outcome, Reconciler
+from sliceportal.controlplane.reconciler import Outcome, Reconciler
 from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
 from sliceportal.domain import dataplane as dp
