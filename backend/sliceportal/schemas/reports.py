@@ -196,7 +196,7 @@ class SliceReport(BaseModel):
 
 
 class EndToEnd(BaseModel):
-    """A slice's end-to-end bound: the sum of its per-hop bounds (domain.endtoend)."""
+    """A slice's end-to-end bound: the sum of its per-hop bounds (domain.admission.endtoend)."""
 
     total_s: float | None
     target_s: float | None

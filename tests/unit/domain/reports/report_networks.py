@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from sliceportal.domain import LinkAnalysis, Model, SliceSpec, analyze, slice_spec
-from sliceportal.domain.endtoend import Hop, PathBound, path_bound
+from sliceportal.domain.admission.endtoend import Hop, PathBound, path_bound
 from sliceportal.domain.reports import (
     Network,
     NetworkLink,
