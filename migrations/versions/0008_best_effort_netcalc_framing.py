@@ -135,7 +135,8 @@ class _Levels(NamedTuple):
 
     rate: list[float]
     burst: list[float]
-    count: list[int]
+    sizes: list[int]
+    """Slices per level."""
     target: list[float]
     below: list[float]
     """The largest frame below each level, overhead included."""
@@ -170,7 +171,7 @@ def _bounds(levels: _Levels, capacity: float) -> tuple[list[float], list[float],
         residual = capacity - above
         burst += levels.burst[k]
         cumulative[k] = above + levels.rate[k]
-        if levels.count[k]:
+        if levels.sizes[k]:
             overflow[k] = cumulative[k] > capacity
             if not overflow[k] and residual > 0:
                 bound[k] = 8.0 * (burst + levels.below[k]) / residual
@@ -181,7 +182,7 @@ def _bounds(levels: _Levels, capacity: float) -> tuple[list[float], list[float],
 def _admissible(levels: _Levels, capacity: float) -> bool:
     bound, _, overflow = _bounds(levels, capacity)
     return all(
-        not levels.count[k] or (not overflow[k] and bound[k] <= levels.target[k])
+        not levels.sizes[k] or (not overflow[k] and bound[k] <= levels.target[k])
         for k in range(_LEVELS)
     )
 
@@ -195,7 +196,7 @@ def _min_capacity(levels: _Levels) -> float | None:
         return low
     high = low
     for k in range(_LEVELS):
-        if levels.count[k]:
+        if levels.sizes[k]:
             work = math.fsum(levels.burst[k:]) + levels.below[k]
             above = math.fsum(levels.rate[k + 1 :])
             if levels.target[k] > 0:
