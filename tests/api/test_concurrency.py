@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from sliceportal.api.main import create_app
 from sliceportal.core.config import Settings
 from sliceportal.db.models import Slice, SliceLink
-from sliceportal.services import admission
+from sliceportal.db.queries import links as link_queries
+from sliceportal.domain.admission import Loads
 from utils.factories import MBIT, create_link, slice_body
 from utils.server import running_server
 
@@ -101,14 +102,14 @@ def test_concurrent_creations_on_two_links_never_overcommit_a_path(
     locking the path's other link too keeps two of them from both taking the last room. The
     server runs in this process, and a pause after reading the loads widens the window in
     which a creation on the other link could slip in."""
-    read_loads = admission.read_loads
+    read_loads = link_queries.read_loads
 
-    def slow_read_loads(*args: Any, **kwargs: Any) -> admission.Loads:
+    def slow_read_loads(*args: Any, **kwargs: Any) -> Loads:
         loads = read_loads(*args, **kwargs)
         time.sleep(RACE_WINDOW_S)
         return loads
 
-    monkeypatch.setattr(admission, "read_loads", slow_read_loads)
+    monkeypatch.setattr(link_queries, "read_loads", slow_read_loads)
     first = create_link(client, operator_headers, capacity_bps=E2E_CAPACITY, model="harkous")
     second = create_link(client, operator_headers, capacity_bps=E2E_CAPACITY, model="harkous")
     body = slice_body(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from sliceportal.services import admission
+from sliceportal.db.queries import links as link_queries
 from utils.factories import MBIT, create, create_link, slice_body
 
 Headers = dict[str, str]
@@ -226,17 +226,17 @@ def test_a_path_that_moves_while_being_locked_is_retried(
         operator_headers,
         slice_body(links_of(slow, fast), e2e_delay_target_s=1.5 * MS),
     )
-    real = admission.LinkLocks.__init__
+    real = link_queries.LinkLocks.__init__
     calls: list[Collection[int]] = []
 
-    def racing(self: admission.LinkLocks, *args: Any, **kwargs: Any) -> None:
+    def racing(self: link_queries.LinkLocks, *args: Any, **kwargs: Any) -> None:
         calls.append(kwargs["changed"])
         with monkeypatch.context() as first:
             if len(calls) == 1:
-                first.setattr(admission, "_LOCK_LINKS", LOCK_WITHOUT_PATHS)
+                first.setattr(link_queries, "LOCK_LINKS", LOCK_WITHOUT_PATHS)
             real(self, *args, **kwargs)
 
-    monkeypatch.setattr(admission.LinkLocks, "__init__", racing)
+    monkeypatch.setattr(link_queries.LinkLocks, "__init__", racing)
     response = client.post(
         "/api/v1/slices", json=slice_body(links_of(slow)), headers=operator_headers
     )

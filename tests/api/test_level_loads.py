@@ -14,7 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.db.models import LinkLevelLoad, Slice, SliceLink
-from sliceportal.services import admission
+from sliceportal.db.queries import links as link_queries
+from sliceportal.domain.admission import Loads
 from utils.factories import MBIT, create, create_link, slice_body
 
 Headers = dict[str, str]
@@ -123,7 +124,7 @@ def test_creations_and_changes_that_fit_read_no_slices(
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a fitting change read every slice of the link")
 
-    monkeypatch.setattr(admission, "read_loads", refuse)
+    monkeypatch.setattr(link_queries, "read_loads", refuse)
     create(client, "slices", operator_headers, slice_body([first], priority=3))
     for slice_id, body in (
         (made[0]["id"], {"rate_bps": 20 * MBIT, "priority": 2}),
@@ -158,13 +159,13 @@ def test_a_creation_on_its_target_exactly_is_decided_by_the_full_analysis(
     body = {"rate_bps": 0.25 * MBIT, "burst_limit_s": 0.02, "delay_target_s": 0.01}
     create(client, "slices", operator_headers, slice_body([link["id"]], **body))
     full_reads = []
-    read_loads = admission.read_loads
+    read_loads = link_queries.read_loads
 
-    def counted(*args: Any, **kwargs: Any) -> admission.Loads:
+    def counted(*args: Any, **kwargs: Any) -> Loads:
         full_reads.append(args)
         return read_loads(*args, **kwargs)
 
-    monkeypatch.setattr(admission, "read_loads", counted)
+    monkeypatch.setattr(link_queries, "read_loads", counted)
     create(client, "slices", operator_headers, slice_body([link["id"]], **body))
     assert len(full_reads) == 1
     analysis = client.get(f"/api/v1/links/{link['id']}/analysis", headers=operator_headers)

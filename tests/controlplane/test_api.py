@@ -17,7 +17,7 @@ from sliceportal.api.main import create_app
 from sliceportal.controlplane.reconciler import Outcome, Reconciler
 from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
-from sliceportal.db.models import SliceSwitch
+from sliceportal.db.models import OutboxMessage, SliceSwitch
 from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.switches.p4runtime import SwitchTarget, connect
@@ -36,7 +36,10 @@ def queued(redis_url: str, task_id: str) -> dict[str, Any]:
 
 
 def test_deploy_and_reconcile_queue_a_task_and_answer_202(
-    client: TestClient, operator_headers: dict[str, str], settings: Settings
+    client: TestClient,
+    operator_headers: dict[str, str],
+    settings: Settings,
+    db: sessionmaker[Session],
 ) -> None:
     switch = client.post("/api/v1/switches", json=switch_body(), headers=operator_headers).json()
     for action, deploy in (("deploy", True), ("reconcile", False)):
@@ -48,9 +51,14 @@ def test_deploy_and_reconcile_queue_a_task_and_answer_202(
         assert body["switch_id"] == switch["id"] and body["deploy"] is deploy
         assert queued(settings.redis_url, body["task_id"]) == {
             "task": "sliceportal.controlplane.tasks.reconcile_switch",
-            "args": [switch["id"]],
-            "kwargs": {"deploy": deploy},
+            "args": [switch["id"], False, True] if deploy else [switch["id"]],  # periodic, deploy
+            "kwargs": {},
         }
+        with db() as session:
+            row = session.scalars(
+                sa.select(OutboxMessage).where(OutboxMessage.task_id == body["task_id"])
+            ).one()
+            assert row.dispatched_at is not None  # sent through the outbox before the answer
 
 
 def test_deploy_needs_the_operator_role_and_an_existing_switch(
@@ -65,8 +73,11 @@ def test_deploy_needs_the_operator_role_and_an_existing_switch(
     assert missing.status_code == 404
 
 
-def test_deploy_without_a_task_queue_is_503_not_500(
-    settings: Settings, client: TestClient, operator_headers: dict[str, str]
+def test_deploy_without_a_task_queue_is_503_not_500_and_queues_nothing(
+    settings: Settings,
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
 ) -> None:
     switch = client.post("/api/v1/switches", json=switch_body(), headers=operator_headers).json()
     no_redis = settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{free_tcp_port()}/0"})
@@ -76,6 +87,11 @@ def test_deploy_without_a_task_queue_is_503_not_500(
     assert response.headers["content-type"] == "application/problem+json"
     assert response.json()["type"].endswith("/redis-unavailable")
     assert response.headers["Retry-After"]
+    with db() as session:  # withdrawn from the outbox: no dispatcher sends it later
+        deploys = session.scalars(
+            sa.select(OutboxMessage).where(OutboxMessage.args == [switch["id"], False, True])
+        ).all()
+        assert deploys == []
 
 
 def test_switch_status_and_slice_state_detail_are_public(

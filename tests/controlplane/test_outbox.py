@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.core.config import Settings
-from sliceportal.db import outbox
+from sliceportal.db import changes, outbox
 from sliceportal.db.models import OutboxMessage
 
 
@@ -24,11 +24,15 @@ class Sent:
         self.sent: list[tuple[str, list[Any]]] = []
         self.down = down
 
-    def __call__(self, task: str, args: list[Any]) -> str:
+    def __call__(self, task: str, args: list[Any], task_id: str | None) -> str:
         if self.down:
             raise ConnectionError("broker down")
         self.sent.append((task, args))
-        return f"task-{len(self.sent)}"
+        return task_id or f"task-{len(self.sent)}"
+
+
+def enqueue(session: Session, task: str, *args: Any) -> None:
+    changes.write(session, None, messages=[outbox.Message(task, list(args))])
 
 
 def drain(db: sessionmaker[Session], send: Sent) -> None:
@@ -45,7 +49,7 @@ def test_committed_messages_are_sent_once_and_duplicates_coalesce(
     task = f"test.task-{uuid.uuid4().hex}"
     with db() as session:
         for args in ([1], [2], [1], [1]):
-            outbox.enqueue(session, task, *args)
+            enqueue(session, task, *args)
         session.commit()
     send = Sent()
     drain(db, send)
@@ -63,7 +67,7 @@ def test_committed_messages_are_sent_once_and_duplicates_coalesce(
 def test_a_failed_send_marks_nothing_and_the_next_sweep_sends(db: sessionmaker[Session]) -> None:
     task = f"test.task-{uuid.uuid4().hex}"
     with db() as session:
-        outbox.enqueue(session, task, 7)
+        enqueue(session, task, 7)
         session.commit()
     with db() as session, pytest.raises(ConnectionError):
         outbox.dispatch(session, Sent(down=True), limit=10**6)
@@ -75,7 +79,7 @@ def test_a_failed_send_marks_nothing_and_the_next_sweep_sends(db: sessionmaker[S
 def test_uncommitted_messages_are_not_sent(db: sessionmaker[Session]) -> None:
     task = f"test.task-{uuid.uuid4().hex}"
     with db() as writer:
-        outbox.enqueue(writer, task, 1)
+        enqueue(writer, task, 1)
         writer.flush()
         send = Sent()
         drain(db, send)
@@ -86,11 +90,11 @@ def test_uncommitted_messages_are_not_sent(db: sessionmaker[Session]) -> None:
 def test_concurrent_dispatchers_skip_each_others_rows(db: sessionmaker[Session]) -> None:
     task = f"test.task-{uuid.uuid4().hex}"
     with db() as session:
-        outbox.enqueue(session, task, 1)
+        enqueue(session, task, 1)
         session.commit()
     drain(db, Sent())  # everything older is out of the way
     with db() as session:
-        outbox.enqueue(session, task, 2)
+        enqueue(session, task, 2)
         session.commit()
     with db() as first:
         locked = first.scalars(
@@ -108,7 +112,7 @@ def test_concurrent_dispatchers_skip_each_others_rows(db: sessionmaker[Session])
 def test_old_dispatched_messages_are_purged(db: sessionmaker[Session]) -> None:
     task = f"test.task-{uuid.uuid4().hex}"
     with db() as session:
-        outbox.enqueue(session, task, 1)
+        enqueue(session, task, 1)
         session.commit()
     drain(db, Sent())
     with db() as session:
@@ -138,7 +142,7 @@ def test_the_listener_dispatches_as_soon_as_a_transaction_commits(
     try:
         assert listening.wait(5)
         with db() as session:
-            outbox.enqueue(session, f"test.task-{uuid.uuid4().hex}", 1)
+            enqueue(session, f"test.task-{uuid.uuid4().hex}", 1)
             session.flush()
             assert not woken.wait(0.3), "notified before the commit"
             session.commit()

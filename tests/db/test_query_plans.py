@@ -15,12 +15,8 @@ import pytest
 
 from sliceportal.core import embedded
 from sliceportal.db.migrate import upgrade
-from sliceportal.services.admission import (
-    _CROSSING_PATHS_QUERY,
-    _LEVEL_LOADS_QUERY,
-    _LOCK_LINKS,
-)
-from sliceportal.services.slices import _MATCH_CLASHES
+from sliceportal.db.queries.links import CROSSING_PATHS, LEVEL_LOADS, LOCK_LINKS
+from sliceportal.db.queries.slices import MATCH_CLASHES
 
 FILLED = 3000
 """Slices on the link after the statistics were taken (it held one then)."""
@@ -110,7 +106,7 @@ def test_clash_query_reads_only_the_links_of_the_slices_sharing_a_prefix(
     filled = stale_statistics
     plan = _plan(
         filled.conn,
-        _MATCH_CLASHES,
+        MATCH_CLASHES,
         {"links": [filled.link], "slice": 0, "vlan": None, "prefixes": ["10.0.7.0/24"]},
     )
     assert rows_read(plan, "slice_links") == 1, plan
@@ -118,7 +114,7 @@ def test_clash_query_reads_only_the_links_of_the_slices_sharing_a_prefix(
 
 @pytest.mark.parametrize(
     "query",
-    [_LOCK_LINKS, _LEVEL_LOADS_QUERY, _CROSSING_PATHS_QUERY],
+    [LOCK_LINKS, LEVEL_LOADS, CROSSING_PATHS],
     ids=["lock", "loads", "paths"],
 )
 def test_end_to_end_lookups_read_only_the_slices_with_a_target(

@@ -8,7 +8,8 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from sliceportal.alerts.events import RecordedEvent, record_event
-from sliceportal.db.changes import ChangeContext
+from sliceportal.db import changes
+from sliceportal.db.changes import Change, ChangeContext
 from sliceportal.db.models import Alert
 from sliceportal.domain.sla import Rule
 from sliceportal.schemas.choices import AlertEventKind, AlertState, ChangeAction
@@ -41,8 +42,7 @@ def acknowledge(
     before = alert.snapshot()
     alert.acknowledged_at = dt.datetime.now(dt.UTC)
     alert.acknowledged_by = context.user_id
-    session.flush()
-    crud.log(session, context, ChangeAction.UPDATE, alert, before=before)
+    changes.write(session, context, [Change.of(ChangeAction.UPDATE, alert, before)])
     event = record_event(session, alert, AlertEventKind.ACKNOWLEDGED, webhook_urls)
     session.commit()
     return alert, event

@@ -65,12 +65,6 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-def _sliceportal() -> str:
-    """This command's executable, beside the running Python (a venv) or on PATH (an image)."""
-    beside = Path(sys.executable).parent / "sliceportal"
-    return str(beside) if beside.exists() else shutil.which("sliceportal") or "sliceportal"
-
-
 def _switch_address(wanted: str) -> str:
     """`wanted`, or the same host on a free port when something listens there already."""
     host, _, port = wanted.rpartition(":")

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from sliceportal.core.config import Settings
-from sliceportal.db import outbox
+from sliceportal.db import changes, outbox
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import Slice, Switch
 from sliceportal.schemas.choices import QueueScheme, SwitchKind
@@ -140,8 +140,8 @@ def bootstrap(session: Session, settings: Settings, specs: list[SwitchSpec]) -> 
         first = session.get(Switch, ids[0])
         assert first is not None
         _demo_network(session, context, first, settings)
-    for switch_id in ids:
-        outbox.enqueue(session, outbox.RECONCILE_SWITCH, switch_id, False, True)  # deploy
+    deploys = [outbox.reconcile_switch(switch_id, deploy=True) for switch_id in ids]
+    changes.write(session, None, messages=deploys)
     session.commit()
     return ids
 

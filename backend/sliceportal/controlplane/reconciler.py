@@ -37,12 +37,12 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.controlplane.desired import intents
-from sliceportal.db.changes import ChangeContext
+from sliceportal.db import changes
+from sliceportal.db.changes import Change, ChangeContext
 from sliceportal.db.models import Slice, SliceDeployment, SliceSwitch, Switch, SwitchSync
 from sliceportal.domain import reconcile as rc
 from sliceportal.domain.dataplane import MeterConfig, TableEntry
 from sliceportal.schemas.choices import ChangeAction, SliceState, SwitchState
-from sliceportal.services import crud
 from sliceportal.services.slices import slice_query
 from sliceportal.switches.p4runtime import (
     Pipeline,
@@ -221,16 +221,14 @@ class Reconciler:
         before = row.snapshot()
         row.state = state
         row.state_detail = detail
-        db.flush()
-        crud.log(db, self.context, ChangeAction.UPDATE, row, before=before)
+        changes.write(db, self.context, [Change.of(ChangeAction.UPDATE, row, before)])
 
     def _set_reachability(self, db: Session, switch: Switch, state: SwitchState) -> SwitchSync:
         """Record the switch's reachability (logged when it changes); its status row."""
         if switch.state is not state:
             before = switch.snapshot()
             switch.state = state
-            db.flush()
-            crud.log(db, self.context, ChangeAction.UPDATE, switch, before=before)
+            changes.write(db, self.context, [Change.of(ChangeAction.UPDATE, switch, before)])
         if switch.sync is None:
             switch.sync = SwitchSync(switch_id=switch.id, entries_desired=0, entries_installed=0)
         switch.sync.last_reconcile_at = _now()

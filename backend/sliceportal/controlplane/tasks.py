@@ -139,8 +139,8 @@ def probe_switches() -> int:
     return sent
 
 
-def _send(task: str, args: list[Any]) -> str:
-    return str(celery_app.send_task(task, args=args).id)
+def _send(task: str, args: list[Any], task_id: str | None) -> str:
+    return str(celery_app.send_task(task, args=args, task_id=task_id).id)
 
 
 @celery_app.task
@@ -163,17 +163,21 @@ def start_outbox_listener(settings: Settings) -> outbox.OutboxListener:
     return listener
 
 
-def send_reconcile(settings: Settings, switch_id: int, *, deploy: bool) -> str:
-    """Publish a reconciliation (or deploy) of one switch to the broker of `settings` (the
-    API's, whatever this process's environment says); its task id. kombu's OperationalError
-    when the broker does not answer."""
-    with celery_app.connection_for_write(settings.redis_url) as connection:
-        result = celery_app.send_task(
-            reconcile_switch.name,
-            args=(switch_id,),
-            kwargs={"deploy": deploy},
-            connection=connection,
-            retry=True,
-            retry_policy=PUBLISH_RETRY,
-        )
-    return str(result.id)
+def publisher(settings: Settings) -> outbox.Sender:
+    """Sends a task to the broker of `settings` (the API's, whatever this process's environment
+    says), for the API's deploys and reconciliations (`services.switches.queue_reconcile`);
+    kombu's OperationalError when the broker does not answer within `PUBLISH_RETRY`."""
+
+    def send(task: str, args: list[Any], task_id: str | None) -> str:
+        with celery_app.connection_for_write(settings.redis_url) as connection:
+            result = celery_app.send_task(
+                task,
+                args=args,
+                task_id=task_id,
+                connection=connection,
+                retry=True,
+                retry_policy=PUBLISH_RETRY,
+            )
+        return str(result.id)
+
+    return send

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+from collections.abc import Mapping
 from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -92,8 +93,18 @@ class ChangeLogged:
         return str(getattr(self, "name", ""))
 
     def snapshot(self) -> dict[str, Any]:
-        return {
-            column.key: json_value(getattr(self, column.key))
-            for column in class_mapper(type(self)).column_attrs
-            if column.key not in self.__snapshot_exclude__
-        }
+        return {key: json_value(getattr(self, key)) for key in self._snapshot_keys()}
+
+    @classmethod
+    def snapshot_of(cls, columns: Mapping[str, Any]) -> dict[str, Any]:
+        """The snapshot of the columns of a row of this model that plain SQL wrote (what its
+        RETURNING gave), as `snapshot` gives them of a loaded row."""
+        return {key: json_value(columns[key]) for key in cls._snapshot_keys()}
+
+    @classmethod
+    def _snapshot_keys(cls) -> list[str]:
+        return [
+            column.key
+            for column in class_mapper(cls).column_attrs
+            if column.key not in cls.__snapshot_exclude__
+        ]

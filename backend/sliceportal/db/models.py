@@ -331,11 +331,8 @@ class SliceLink(Base):
 
 class LinkLevelLoad(Base):
     """What admission needs of the slices at one priority level of one link, kept by triggers
-    (migration 0006) so a creation reads at most eight rows per link instead of every slice.
-
-    The sums are plain float sums, so they may differ from the correctly rounded ones of a full
-    analysis in the last bits; `services.admission.admits_surely` widens them by their error
-    bound and falls back to the full analysis when the answer is not certain.
+    (migration 0006; `db.queries.links` says how and why) so a creation reads at most eight
+    rows per link instead of every slice. `domain.admission.levels` certifies from them.
     """
 
     __tablename__ = "link_level_loads"

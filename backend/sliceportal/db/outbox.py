@@ -1,8 +1,8 @@
 """The transactional outbox: Celery tasks enqueued only once the transaction that asked for
 them has committed, and never lost between the commit and the enqueue.
 
-A service that changes what a switch should hold adds an `OutboxMessage` row in its own
-transaction (`request_reconcile`). The dispatcher (`dispatch`) sends committed, unsent rows as
+A service that changes what a switch should hold adds a message (`reconcile`, `deploy`) to its
+own transaction with `changes.write`. The dispatcher (`dispatch`) sends committed, unsent rows as
 Celery tasks and marks them dispatched in one transaction: if it dies after sending and before
 committing, the rows are sent again — harmless, since the tasks are idempotent — and if the
 broker is down nothing is marked, so the next run sends them. Identical messages waiting
@@ -22,6 +22,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -37,19 +38,32 @@ CHANNEL = "sliceportal_outbox"
 RECONCILE_SWITCH = "sliceportal.controlplane.tasks.reconcile_switch"
 DISPATCH_BATCH = 500
 
-Sender = Callable[[str, list[Any]], str]
-"""Sends one task by name with positional arguments; returns its task id."""
+Sender = Callable[[str, list[Any], str | None], str]
+"""Sends one task by name with positional arguments and, if given, its task id; returns the
+task id it was sent with."""
 
 
-def enqueue(session: Session, task: str, *args: Any) -> None:
-    """Add a message to the session's transaction: `task(*args)` is sent after the commit."""
-    session.add(OutboxMessage(task=task, args=list(args)))
+@dataclass(frozen=True)
+class Message:
+    """One task to send after the commit: `task(*args)`, with `task_id` when the caller needs
+    to know it before it is sent (else the dispatcher's send gives it one)."""
+
+    task: str
+    args: list[Any]
+    task_id: str | None = None
 
 
-def request_reconcile(session: Session, switch_ids: Iterable[int]) -> None:
-    """Reconcile each of these switches once the current transaction commits."""
-    for switch_id in sorted(set(switch_ids)):
-        enqueue(session, RECONCILE_SWITCH, switch_id)
+def reconcile_switch(
+    switch_id: int, *, deploy: bool = False, task_id: str | None = None
+) -> Message:
+    """Reconcile the switch; with `deploy` also replace a foreign pipeline (the task's
+    arguments are `switch_id, periodic, deploy`)."""
+    return Message(RECONCILE_SWITCH, [switch_id, False, True] if deploy else [switch_id], task_id)
+
+
+def reconcile(switch_ids: Iterable[int]) -> list[Message]:
+    """Reconcile each of these switches once the transaction commits."""
+    return [reconcile_switch(switch_id) for switch_id in sorted(set(switch_ids))]
 
 
 def dispatch(session: Session, send: Sender, *, limit: int = DISPATCH_BATCH) -> int:
@@ -62,17 +76,45 @@ def dispatch(session: Session, send: Sender, *, limit: int = DISPATCH_BATCH) -> 
         .limit(limit)
         .with_for_update(skip_locked=True)
     ).all()
-    groups: dict[tuple[str, str], list[OutboxMessage]] = {}
+    groups: dict[tuple[str, str, str | None], list[OutboxMessage]] = {}
     for row in rows:
-        groups.setdefault((row.task, json.dumps(row.args, sort_keys=True)), []).append(row)
+        key = (row.task, json.dumps(row.args, sort_keys=True), row.task_id)
+        groups.setdefault(key, []).append(row)
     now = dt.datetime.now(dt.UTC)
-    for (task, _), members in groups.items():
-        task_id = send(task, members[0].args)
+    for (task, _, given_id), members in groups.items():
+        task_id = send(task, members[0].args, given_id)
         for row in members:
             row.dispatched_at = now
             row.task_id = task_id
     session.commit()
     return len(groups)
+
+
+def send_now(session: Session, task_id: str, send: Sender) -> None:
+    """Send the committed message `task_id` now instead of waiting for a dispatcher (a caller
+    that answers with the task id wants it queued before it answers).
+
+    Nothing to do when a dispatcher sent it meanwhile (its lock is waited for). When `send`
+    raises, the message is deleted before the error propagates: the caller can then say
+    truthfully that nothing was queued. (A dispatcher that sent it and died before its commit
+    leaves a task that runs although the caller reports a failure: harmless, tasks are
+    idempotent.)"""
+    row = session.scalars(
+        sa.select(OutboxMessage)
+        .where(OutboxMessage.dispatched_at.is_(None), OutboxMessage.task_id == task_id)
+        .with_for_update()
+    ).one_or_none()
+    if row is None:  # sent: a dispatcher's commit took it out of the pending rows
+        session.commit()
+        return
+    try:
+        send(row.task, row.args, task_id)
+    except BaseException:
+        session.delete(row)
+        session.commit()
+        raise
+    row.dispatched_at = dt.datetime.now(dt.UTC)
+    session.commit()
 
 
 def purge(session: Session, keep: dt.timedelta) -> int:

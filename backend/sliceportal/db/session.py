@@ -5,8 +5,9 @@ from __future__ import annotations
 import select
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
+import psycopg
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -51,6 +52,12 @@ def _dropped_connection_check(dialect: sa.Dialect) -> Callable[[Any, object, obj
             raise sa.exc.InvalidatePoolError(str(exc)) from exc
 
     return check
+
+
+def driver(session: Session) -> psycopg.Connection[Any]:
+    """The psycopg connection under the session's transaction, for the plain SQL of the hot
+    paths (`db.queries`, `db.changes`)."""
+    return cast(psycopg.Connection[Any], session.connection().connection.driver_connection)
 
 
 def create_sessionmaker(engine: sa.Engine) -> sessionmaker[Session]:

@@ -4,7 +4,7 @@ No I/O and no dependency beyond the standard library and numpy: the API, the CLI
 and the reports all call these functions, and the tests check them as mathematics.
 """
 
-from sliceportal.domain.admission import AdmissionVerdict, admission
+from sliceportal.domain.admission.link import AdmissionVerdict, admission
 from sliceportal.domain.bounds import (
     ArrayAnalysis,
     LevelAggregates,
@@ -21,7 +21,6 @@ from sliceportal.domain.bounds import (
 )
 from sliceportal.domain.capacity import min_capacity, min_capacity_levels
 from sliceportal.domain.curves import DelayCurves, capacity_grid, delay_curves
-from sliceportal.domain.incremental import LinkState
 from sliceportal.domain.planning import PriorityPlan, plan_priorities
 from sliceportal.domain.spec import (
     DEFAULT_MTU_BYTES,
@@ -46,7 +45,6 @@ __all__ = [
     "LevelBounds",
     "LinkAnalysis",
     "LinkInput",
-    "LinkState",
     "Model",
     "PriorityPlan",
     "SliceArrays",

@@ -4,12 +4,12 @@ Both models give every slice of one priority level the same bound, and that boun
 on a few per-level aggregates (sum of rates, sum of bursts, count, tightest target, largest
 packet). So the analysis is: aggregate the slices per level (O(n), vectorised), evaluate the
 eight levels (O(levels), :func:`evaluate_levels`), and scatter the level results back to the
-slices (O(n), vectorised). Full analysis, incremental admission (:mod:`.incremental`), minimum
-capacity and priority planning all go through the same :func:`evaluate_levels`.
+slices (O(n), vectorised). Full analysis, admission from stored level sums
+(:mod:`.admission.levels`), minimum capacity and priority planning all go through the same
+:func:`evaluate_levels`.
 
 Level sums are correctly rounded (``math.fsum``), so they depend only on the set of slices and
-never on their order or on the history of additions and removals: an incremental verdict is
-bit-for-bit the verdict of a full recomputation.
+never on their order.
 
 Models, for a slice at priority ``p`` on a link of capacity ``C`` (bursts in bytes):
 

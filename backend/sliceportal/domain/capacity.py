@@ -63,7 +63,7 @@ def _work_before(agg: LevelAggregates, level: int, model: Model) -> tuple[float,
 def min_capacity_levels(
     agg: LevelAggregates, model: Model, framing: Framing = STANDARD_FRAMING
 ) -> float | None:
-    """:func:`min_capacity` on per-level aggregates (shared with incremental admission)."""
+    """:func:`min_capacity` on per-level aggregates (shared with admission's fixes)."""
     levels = [k for k in range(NUM_LEVELS) if agg.count[k]]
     if not levels:
         return 0.0

@@ -14,7 +14,8 @@ from sliceportal.core.config import Settings
 from sliceportal.db import outbox
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import Link, SliceLink, Switch
-from sliceportal.domain import Model
+from sliceportal.db.queries import links as link_queries
+from sliceportal.domain import LinkAnalysis, Model, analyze
 from sliceportal.schemas.links import LinkCreate, LinkUpdate
 from sliceportal.services import admission, crud
 from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
@@ -50,7 +51,7 @@ def _update_checked(
 ) -> Link:
     """Lock the link and the paths of the slices with an end-to-end target crossing it, then
     check the link's slices and those paths with the link as the change leaves it."""
-    locked = admission.lock_links(session, [link_id], changed=[link_id])
+    locked = link_queries.lock_links(session, [link_id], changed=[link_id])
     if link_id not in locked:
         raise NotFoundError(f"link {link_id} does not exist")
     link = crud.get(session, Link, link_id)  # locked above
@@ -59,16 +60,24 @@ def _update_checked(
         params[link_id], **{k: values[k] for k in values.keys() & ANALYSED_FIELDS}
     )
     params[link_id] = proposed
-    loads = admission.read_loads(session, params.values())
+    loads = link_queries.read_loads(session, params.values())
     admission.check_queues(proposed, loads.links[link_id], field="queue_count")
     admission.admit(session, f"this change of link {link.name!r}", params, loads, changed=[link_id])
     return _apply(session, context, link, values)
 
 
 def _apply(session: Session, context: ChangeContext, link: Link, values: dict[str, Any]) -> Link:
-    if "port" in values:  # the slices' entries on the switch key on the egress port
-        outbox.request_reconcile(session, [link.switch_id])
-    return crud.update(session, context, link, values)
+    # the slices' entries on the switch key on the egress port
+    messages = outbox.reconcile([link.switch_id]) if "port" in values else []
+    return crud.update(session, context, link, values, messages=messages)
+
+
+def link_analysis(session: Session, link_id: int, model: Model | None) -> LinkAnalysis:
+    """The worst-case delay of every slice stored on the link, under the link's model or, to
+    compare, under `model`."""
+    link = link_queries.link_params(crud.get(session, Link, link_id))
+    specs = link_queries.read_loads(session, [link]).links[link.id].specs()
+    return analyze(specs, link.capacity_bps, model or link.model, link.framing)
 
 
 def delete_link(session: Session, context: ChangeContext, link_id: int) -> None:

@@ -18,12 +18,12 @@ from sqlalchemy.orm import Session
 
 from sliceportal.core.config import Settings
 from sliceportal.db.models import Link, Slice, SliceSla, SliceSwitch, Switch
+from sliceportal.db.queries.links import link_params, read_loads
 from sliceportal.domain import analyze_arrays
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
 from sliceportal.schemas.choices import SwitchKind
-from sliceportal.services.admission import LinkParams, stored_loads
 from sliceportal.switches.p4runtime import SwitchTarget
 
 
@@ -67,8 +67,8 @@ class SwitchWatch:
 def analytical_bounds(session: Session) -> dict[tuple[int, int], float]:
     """(slice id, switch id) -> the slice's largest bounded worst-case delay on that switch."""
     links = list(session.scalars(sa.select(Link).order_by(Link.id)))
-    params = [LinkParams.of(link) for link in links]
-    loads = stored_loads(session, params)
+    params = [link_params(link) for link in links]
+    loads = read_loads(session, params).links
     ids = dict(session.execute(sa.select(Slice.name, Slice.id)).tuples().all())
     bounds: dict[tuple[int, int], float] = {}
     for link, param in zip(links, params, strict=True):

@@ -7,10 +7,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from emulator.model import vectors
 from emulator.model.conftest import ROUTES
 from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.layout import Outcome
-from sliceportal.emulator.model import vectors
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.program import Headers
 from sliceportal.emulator.model.reference import Packet

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from emulator.model import vectors
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.emulator.layout import Outcome
-from sliceportal.emulator.model import vectors
 
 PATHS = sorted(vectors.VECTOR_DIR.glob("*.json"))
 

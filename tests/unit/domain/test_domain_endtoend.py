@@ -20,8 +20,8 @@ from sliceportal.domain import (
     evaluate_levels,
     slice_arrays,
 )
-from sliceportal.domain.endtoend import Hop, PathBound, hop_bound, path_bound
-from sliceportal.domain.pathcapacity import hop_budget, hop_capacity, path_capacity_fix
+from sliceportal.domain.admission.endtoend import Hop, PathBound, hop_bound, path_bound
+from sliceportal.domain.admission.pathcapacity import hop_budget, hop_capacity, path_capacity_fix
 from sliceportal.domain.spec import MAX_RATE_BPS, STANDARD_FRAMING, Framing
 
 MS = 1e-3

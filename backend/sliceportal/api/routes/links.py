@@ -15,10 +15,10 @@ from sliceportal.api.deps import (
     select_where,
 )
 from sliceportal.db.models import Link
-from sliceportal.domain import Model, analyze
+from sliceportal.domain import Model
 from sliceportal.schemas.common import FilterText, RowId
 from sliceportal.schemas.links import LinkCreate, LinkPublic, LinksPublic, LinkUpdate
-from sliceportal.services import admission, crud
+from sliceportal.services import crud
 from sliceportal.services import links as service
 
 router = APIRouter(prefix="/links", tags=["links"])
@@ -84,6 +84,4 @@ def read_link_analysis(
 ) -> dict[str, Any]:
     """The worst-case delay of every slice stored on the link (the CLI's `analyze` document),
     under the link's model or, to compare, under `model`."""
-    link = admission.LinkParams.of(crud.get(session, Link, link_id))
-    specs = admission.stored_loads(session, [link])[link.id].specs()
-    return analyze(specs, link.capacity_bps, model or link.model, link.framing).to_dict()
+    return service.link_analysis(session, link_id, model).to_dict()

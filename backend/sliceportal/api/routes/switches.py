@@ -14,7 +14,7 @@ from sliceportal.api.deps import (
     select_where,
 )
 from sliceportal.api.problems import service_unavailable
-from sliceportal.controlplane.tasks import send_reconcile
+from sliceportal.controlplane.tasks import publisher
 from sliceportal.core.config import Settings
 from sliceportal.db.models import Switch
 from sliceportal.schemas.choices import SwitchKind, SwitchState
@@ -80,9 +80,15 @@ def delete_switch(
     service.delete_switch(session, context, switch_id)
 
 
-def _queue(settings: Settings, switch_id: int, *, deploy: bool) -> SwitchTaskAccepted:
+def _queue(
+    session: SessionDep, settings: Settings, switch_id: int, *, deploy: bool
+) -> SwitchTaskAccepted:
+    """Through the outbox, sent before the answer: a 202 names a task that is queued, a 503
+    means that nothing was."""
     try:
-        task_id = send_reconcile(settings, switch_id, deploy=deploy)
+        task_id = service.queue_reconcile(
+            session, switch_id, deploy=deploy, send=publisher(settings)
+        )
     except kombu.exceptions.OperationalError:
         raise service_unavailable(
             "redis-unavailable", "the task queue (Redis) cannot be reached now"
@@ -96,8 +102,7 @@ def deploy_switch(
 ) -> SwitchTaskAccepted:
     """Queue a deploy: push the portal's pipeline unless the switch reports its cookie, then
     reconcile the entries. 503 when the task queue is down."""
-    crud.get(session, Switch, switch_id)
-    return _queue(settings, switch_id, deploy=True)
+    return _queue(session, settings, switch_id, deploy=True)
 
 
 @router.post("/{switch_id}/reconcile", status_code=status.HTTP_202_ACCEPTED)
@@ -106,5 +111,4 @@ def reconcile_switch(
 ) -> SwitchTaskAccepted:
     """Queue a reconciliation: write what the switch lacks, remove what it should not hold,
     re-push the pipeline if the switch lost it. 503 when the task queue is down."""
-    crud.get(session, Switch, switch_id)
-    return _queue(settings, switch_id, deploy=False)
+    return _queue(session, settings, switch_id, deploy=False)

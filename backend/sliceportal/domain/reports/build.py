@@ -13,9 +13,9 @@ import math
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
+from sliceportal.domain.admission.endtoend import Hop, hop_bound, path_bound
 from sliceportal.domain.bounds import LevelBounds, evaluate_levels
 from sliceportal.domain.curves import MAX_POINTS
-from sliceportal.domain.endtoend import Hop, hop_bound, path_bound
 from sliceportal.domain.reports.constraints import NetworkConstraints
 from sliceportal.domain.reports.document import (
     EndToEnd,

@@ -178,7 +178,7 @@ class LinkReport:
 @_documented
 @dataclass(frozen=True, slots=True)
 class EndToEnd:
-    """A slice's end-to-end bound: the sum of its per-hop bounds (domain.endtoend)."""
+    """A slice's end-to-end bound: the sum of its per-hop bounds (domain.admission.endtoend)."""
 
     total_s: float | None
     target_s: float | None

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import IntEnum
 
+from sliceportal.domain.admission.endtoend import Hop, hop_bound, path_bound
 from sliceportal.domain.bounds import make_violation
-from sliceportal.domain.endtoend import Hop, hop_bound, path_bound
 from sliceportal.domain.formatting import format_bytes, format_delay, format_rate
 from sliceportal.domain.planning import plan_priorities
 from sliceportal.domain.reports.constraints import Breach, NetworkConstraints

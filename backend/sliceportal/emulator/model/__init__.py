@@ -9,7 +9,7 @@
 - `traffic`: traffic profiles and the open-loop generators (CBR, Poisson, on/off);
 - `switch_model`: `PacketModel`, the `PipelineModel` the emulator server drives, with its two
   clocks (real time and as fast as possible) and the start/stop controls of the side door;
-- `vectors`: the shared test vectors of `p4/tests/vectors/`.
+- the shared test vectors of `p4/tests/vectors/` run through `tests/emulator/model/vectors.py`.
 
 docs/emulator.md ("The packet model") describes the design.
 """

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from sliceportal.domain import LinkAnalysis, Model, SliceSpec, analyze, slice_spec
-from sliceportal.domain.endtoend import Hop, PathBound, path_bound
+from sliceportal.domain.admission.endtoend import Hop, PathBound, path_bound
 from sliceportal.domain.reports import (
     Network,
     NetworkLink,

@@ -1,5 +1,7 @@
 """The shared test vectors of `p4/tests/vectors/*.json`: packet sequence -> decisions and state.
 
+Test support, not product: it lives with the tests that run it (and `make mutation`).
+
 A vector is self-contained so another target (BMv2 through its Thrift and P4Runtime ports)
 can replay it: the slices and routes, the P4Runtime entries they translate to, the egress
 port settings, timed steps (packets, and control changes that take effect at their time) and
@@ -7,7 +9,7 @@ the expected outcome: every packet's decision, the final registers and the final
 counter cells. Each packet also carries a hand-written ``expect`` (its outcome) and ``why``,
 so a vector says what it checks in words, not only in numbers.
 
-``python -m sliceportal.emulator.model.vectors FILE...`` recomputes the ``expected`` block
+``.venv/bin/python tests/emulator/model/vectors.py FILE...`` recomputes the ``expected`` block
 with the reference pipeline, after checking the hand-written outcomes against it.
 """
 
@@ -35,7 +37,7 @@ from sliceportal.emulator.state import SwitchState
 from sliceportal.emulator.wire import UpdateType
 from sliceportal.p4rt.p4info import P4InfoIndex
 
-VECTOR_DIR = Path(__file__).resolve().parents[4] / "p4/tests/vectors"
+VECTOR_DIR = Path(__file__).resolve().parents[3] / "p4/tests/vectors"
 COUNTERS = {
     "vq_dropped": dp.VQ_DROPPED,
     "forwarded": dp.FORWARDED,

@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from sliceportal.domain.admission.endtoend import Hop, PathBound, hop_bound, path_bound
 from sliceportal.domain.bounds import LevelAggregates, evaluate_levels
 from sliceportal.domain.capacity import min_capacity_levels
-from sliceportal.domain.endtoend import Hop, PathBound, hop_bound, path_bound
 from sliceportal.domain.spec import MAX_RATE_BPS, STANDARD_FRAMING, Framing, Model
 
 

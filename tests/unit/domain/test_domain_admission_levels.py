@@ -20,7 +20,7 @@ from sliceportal.domain import (
     evaluate_levels,
     slice_arrays,
 )
-from sliceportal.domain.levelloads import LevelLoad, upper_aggregates, upper_sum
+from sliceportal.domain.admission.levels import LevelLoad, upper_aggregates, upper_sum
 from sliceportal.domain.spec import DEFAULT_MAX_FRAME_BYTES, Framing
 
 MTU = DEFAULT_MAX_FRAME_BYTES

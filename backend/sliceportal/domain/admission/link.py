@@ -1,4 +1,4 @@
-"""Admission control: does a set of slices fit on a link, and if not, why and what would fix it.
+"""Admission on one link: does a set of slices fit, and if not, why and what would fix it.
 
 The fixes offered are the two knobs an operator has without touching the slices: more capacity
 (the minimum that makes the current priorities admissible) and other priorities (a plan for the
@@ -8,7 +8,8 @@ exceed the capacity, since no priority can fix that.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from sliceportal.domain.bounds import LinkAnalysis, Violation, analyze, checked_specs
@@ -25,40 +26,17 @@ from sliceportal.domain.spec import (
 )
 
 
+@dataclass(frozen=True, slots=True)
 class AdmissionVerdict:
-    """The answer of admission control.
+    """The answer of admission control on one link."""
 
-    ``analysis`` and ``min_capacity_bps`` may be given as zero-argument callables: incremental
-    admission decides in O(levels) and only pays for the full per-slice analysis (O(n)) or the
-    capacity search when someone reads them.
-    """
-
-    def __init__(
-        self,
-        admissible: bool,
-        analysis: LinkAnalysis | Callable[[], LinkAnalysis],
-        violations: tuple[Violation, ...],
-        min_capacity_bps: float | None | Callable[[], float | None],
-        plan: PriorityPlan | None = None,
-    ) -> None:
-        self.admissible = admissible
-        self.violations = violations
-        self.plan = plan  # a feasible priority plan when the link is not admissible as given
-        self._analysis = analysis
-        self._min_capacity = min_capacity_bps
-
-    @property
-    def analysis(self) -> LinkAnalysis:
-        if not isinstance(self._analysis, LinkAnalysis):
-            self._analysis = self._analysis()
-        return self._analysis
-
-    @property
-    def min_capacity_bps(self) -> float | None:
-        """Smallest capacity admitting the slices with their current priorities."""
-        if callable(self._min_capacity):
-            self._min_capacity = self._min_capacity()
-        return self._min_capacity
+    admissible: bool
+    analysis: LinkAnalysis
+    violations: tuple[Violation, ...]
+    min_capacity_bps: float | None
+    """Smallest capacity admitting the slices with their current priorities."""
+    plan: PriorityPlan | None = None
+    """A feasible priority plan when the link is not admissible as given."""
 
     def to_dict(self, *, include_analysis: bool = True) -> dict[str, Any]:
         doc: dict[str, Any] = {
