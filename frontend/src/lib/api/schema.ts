@@ -922,7 +922,7 @@ export interface components {
         };
         /**
          * EndToEnd
-         * @description A slice's end-to-end bound: the sum of its per-hop bounds (domain.endtoend).
+         * @description A slice's end-to-end bound: the sum of its per-hop bounds (domain.admission.endtoend).
          */
         EndToEnd: {
             /** Total S */
