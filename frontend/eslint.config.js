@@ -111,9 +111,19 @@ export default tseslint.config(
     rules: { 'import/no-restricted-paths': restrictedPaths(true) },
   },
   {
-    files: ['e2e/**/*.mjs', 'vite.config.ts', 'eslint.config.js'],
+    files: ['vite.config.ts', 'eslint.config.js'],
     extends: [js.configs.recommended],
     languageOptions: { ecmaVersion: 2023, globals: { ...globals.node, ...globals.browser } },
     rules: { 'no-console': 'off' },
+  },
+  {
+    // The Playwright tests run in Node (their `page.evaluate` callbacks in the browser);
+    // fixtures call `use`, which is no React hook.
+    files: ['e2e/**/*.ts', 'playwright.config.ts'],
+    languageOptions: { globals: { ...globals.node, ...globals.browser } },
+    rules: {
+      'no-console': 'off',
+      'react-hooks/rules-of-hooks': 'off',
+    },
   },
 );
