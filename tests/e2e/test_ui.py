@@ -1,8 +1,11 @@
 """The web UI end to end: a real backend (uvicorn in a subprocess, a fresh migrated database,
 Redis) serving the built UI, with the emulated switch running traffic through the slices, a
-Celery worker (deploys) and the telemetry poller (live samples, alerts), driven by
-`frontend/e2e/run.mjs` with playwright-core and Debian's Chromium. Screenshots of the main
-pages go to `test-results/screenshots/`.
+Celery worker (deploys) and the telemetry poller (live samples, alerts). Pytest starts and
+seeds that stack, then runs the `@playwright/test` suite in `frontend/e2e/` against it
+(`playwright test`, frontend/playwright.config.ts) with Debian's Chromium. Screenshots of the
+main pages go to `test-results/screenshots/`; a failed test keeps its trace under
+`test-results/playwright/` (`npx playwright show-trace …/trace.zip`), and the HTML report is in
+`test-results/playwright-report/`.
 """
 
 from __future__ import annotations
@@ -268,8 +271,11 @@ def _seed(base: str, switch_address: str) -> dict[str, int]:
 
 
 def test_ui_end_to_end(ui_server: UiServer) -> None:
-    node = require_node()
+    require_node()
     chromium = require_chromium()
+    playwright = FRONTEND / "node_modules" / ".bin" / "playwright"
+    if not playwright.is_file():
+        pytest.skip("@playwright/test is not installed: run scripts/setup-frontend")
     ids = _seed(ui_server.base, ui_server.switch_address)
     screenshots = ROOT / "test-results" / "screenshots"
     env = {
@@ -284,14 +290,15 @@ def test_ui_end_to_end(ui_server: UiServer) -> None:
         "E2E_SWITCH_ID": str(ids["switch"]),
         "E2E_SCREENSHOTS": str(screenshots),
         "CHROMIUM_PATH": chromium,
+        "PLAYWRIGHT_HTML_OPEN": "never",
     }
     result = subprocess.run(
-        [node, "e2e/run.mjs"],
+        [str(playwright), "test"],
         cwd=FRONTEND,
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         check=False,
     )
     print(result.stdout)

@@ -21,7 +21,7 @@ from fastapi.routing import APIRoute
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sliceportal.api import problems
+from sliceportal.api import openapi, problems
 from sliceportal.api.gate import GateLimits, GateMiddleware, RequestGate
 from sliceportal.api.router import ROUTERS
 from sliceportal.api.spa import mount_spa
@@ -99,7 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessionmaker = create_sessionmaker(engine)
     app.state.redis = redis_client
     problems.install(app)
-    problems.document(app)
+    openapi.document(app)
     # Added first, so it runs inside the request id middleware: a 503 carries the id too.
     app.state.gate = RequestGate(gate_limits(settings))
     app.add_middleware(GateMiddleware, gate=app.state.gate)

@@ -23,7 +23,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from sliceportal.db.models import CONSTRAINT_FIELDS
 from sliceportal.domain import SpecError
-from sliceportal.schemas import problems as problem_schemas
 from sliceportal.services import errors
 
 PROBLEM_BASE = "https://sliceportal.dev/problems/"
@@ -80,23 +79,6 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 """Every operation's error answers, for `include_router`. It also keeps FastAPI from
 documenting its own validation error (422 `HTTPValidationError`), which the API never sends."""
-
-
-def document(app: FastAPI) -> None:
-    """Make `app.openapi()` hold the `ProblemDetails` schemas that `RESPONSES` refers to."""
-    generate = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            built = generate()
-            schemas = built.setdefault("components", {}).setdefault("schemas", {})
-            for name, schema in problem_schemas.component_schemas().items():
-                if schemas.setdefault(name, schema) != schema:
-                    raise RuntimeError(f"two OpenAPI schemas are named {name!r}")
-            app.openapi_schema = built
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def problem_response(request: Request, problem: Problem) -> JSONResponse:

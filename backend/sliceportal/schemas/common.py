@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Generic, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from annotated_types import Ge, Le
 from pydantic import (
@@ -78,3 +78,10 @@ class Page(BaseModel, Generic[ItemT]):
 
 class Message(BaseModel):
     message: str
+
+
+class Readiness(BaseModel):
+    """Both dependencies answered (a 503 problem otherwise)."""
+
+    database: Literal["ok"]
+    redis: Literal["ok"]

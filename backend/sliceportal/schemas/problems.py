@@ -7,7 +7,7 @@ closed, so a test that validates the API's answers against it catches an undocum
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Literal, NotRequired
 
 from pydantic import ConfigDict, Field, TypeAdapter, with_config
 from typing_extensions import TypedDict
@@ -111,10 +111,3 @@ class ProblemDetails(TypedDict):
 
 
 PROBLEM_DETAILS: TypeAdapter[ProblemDetails] = TypeAdapter(ProblemDetails)
-
-
-def component_schemas() -> dict[str, Any]:
-    """`ProblemDetails` and what it refers to, as OpenAPI component schemas."""
-    schema = PROBLEM_DETAILS.json_schema(ref_template="#/components/schemas/{model}")
-    definitions: dict[str, Any] = schema.pop("$defs", {})
-    return definitions | {"ProblemDetails": schema}

@@ -1,19 +1,17 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 
-import type { LinkAnalysis, LinkDocument } from '@/lib/analysis';
-import type { Model } from '@/lib/api/schema';
+import type { LinkDocument, Model } from '@/lib/api/schema';
 import { api, unwrap } from '@/lib/api-client';
 
 /** Every slice's worst-case delay on a link described by `doc` (no database involved). */
 export async function analyzeBounds(doc: LinkDocument, model: Model, signal?: AbortSignal) {
-  const data = await unwrap(
+  return unwrap(
     api.POST('/api/v1/analysis/bounds', {
       params: { query: { model } },
-      body: doc as unknown as Record<string, never>,
+      body: doc,
       signal,
     }),
   );
-  return data as unknown as LinkAnalysis;
 }
 
 export const analyzeBoundsQueryOptions = (doc: LinkDocument, model: Model) =>

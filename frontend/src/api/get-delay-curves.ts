@@ -1,7 +1,6 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 
-import type { DelayCurves, LinkDocument } from '@/lib/analysis';
-import type { Model } from '@/lib/api/schema';
+import type { LinkDocument, Model } from '@/lib/api/schema';
 import { api, unwrap } from '@/lib/api-client';
 
 export interface CurveRange {
@@ -17,16 +16,15 @@ export async function getDelayCurves(
   range: CurveRange,
   signal?: AbortSignal,
 ) {
-  const data = await unwrap(
+  return unwrap(
     api.POST('/api/v1/analysis/curves', {
       params: {
         query: { model, start_bps: range.startBps, stop_bps: range.stopBps, points: range.points },
       },
-      body: { slices: doc.slices, mtu_bytes: doc.mtu_bytes } as unknown as Record<string, never>,
+      body: { slices: doc.slices, mtu_bytes: doc.mtu_bytes },
       signal,
     }),
   );
-  return data as unknown as DelayCurves;
 }
 
 export const getDelayCurvesQueryOptions = (doc: LinkDocument, model: Model, range: CurveRange) =>

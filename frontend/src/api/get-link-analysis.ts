@@ -1,19 +1,17 @@
 import { queryOptions, useQueries, useQuery } from '@tanstack/react-query';
 
-import type { LinkAnalysis } from '@/lib/analysis';
 import type { Model } from '@/lib/api/schema';
 import { api, unwrap } from '@/lib/api-client';
 
 /** Every stored slice's worst-case delay on the link, under the link's model or `model`. */
 export async function getLinkAnalysis(linkId: number, model?: Model, signal?: AbortSignal) {
   const query = model ? { model } : {};
-  const data = await unwrap(
+  return unwrap(
     api.GET('/api/v1/links/{link_id}/analysis', {
       params: { path: { link_id: linkId }, query },
       signal,
     }),
   );
-  return data as unknown as LinkAnalysis;
 }
 
 export const getLinkAnalysisQueryOptions = (linkId: number, model?: Model) =>

@@ -1,19 +1,17 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 
-import type { LinkDocument, MinCapacity } from '@/lib/analysis';
-import type { Model } from '@/lib/api/schema';
+import type { LinkDocument, Model } from '@/lib/api/schema';
 import { api, unwrap } from '@/lib/api-client';
 
 /** The least capacity that keeps every slice of `doc` within its target. */
 export async function getMinCapacity(doc: LinkDocument, model: Model, signal?: AbortSignal) {
-  const data = await unwrap(
+  return unwrap(
     api.POST('/api/v1/analysis/min-capacity', {
       params: { query: { model } },
-      body: doc as unknown as Record<string, never>,
+      body: doc,
       signal,
     }),
   );
-  return data as unknown as MinCapacity;
 }
 
 export const getMinCapacityQueryOptions = (doc: LinkDocument, model: Model) =>

@@ -1,7 +1,6 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
 
-import type { LinkDocument, PriorityPlan } from '@/lib/analysis';
-import type { Model } from '@/lib/api/schema';
+import type { LinkDocument, Model } from '@/lib/api/schema';
 import { api, unwrap } from '@/lib/api-client';
 
 /** Priorities (at most `levels` of them, from 7 down) meeting every target, or why none do. */
@@ -11,14 +10,13 @@ export async function getPriorityPlan(
   levels: number,
   signal?: AbortSignal,
 ) {
-  const data = await unwrap(
+  return unwrap(
     api.POST('/api/v1/analysis/priority-plan', {
       params: { query: { model, levels } },
-      body: doc as unknown as Record<string, never>,
+      body: doc,
       signal,
     }),
   );
-  return data as unknown as PriorityPlan;
 }
 
 export const getPriorityPlanQueryOptions = (doc: LinkDocument, model: Model, levels: number) =>

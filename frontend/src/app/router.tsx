@@ -2,8 +2,8 @@ import { createBrowserRouter, Outlet, RouterProvider } from 'react-router';
 
 import { AppLayout } from '@/components/layouts/app-layout';
 import { paths } from '@/config/paths';
-import { ProtectedRoute, RequireRole } from '@/lib/auth';
 
+import { ProtectedRoute, RequireRole } from './route-guards';
 import { AlertsRoute } from './routes/alerts';
 import { ChangesRoute } from './routes/changes';
 import { LinkRoute } from './routes/link';

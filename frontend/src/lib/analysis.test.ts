@@ -1,4 +1,5 @@
-import { linkDocument, priorityLevels, sliceDoc, sliceLevels, violationReason, worstSlack, type LinkAnalysis } from './analysis';
+import { linkDocument, priorityLevels, sliceDoc, sliceLevels, violationReason, worstSlack } from './analysis';
+import type { LinkAnalysis } from './api/schema';
 
 const MBIT = 1e6;
 // The paper's slices, case C (DC and Enterprise 7, Peering 6) on 330 Mbit/s.

@@ -1,12 +1,11 @@
 /**
- * The documents of the analysis endpoints (`/api/v1/analysis/*`, `/links/{id}/analysis`).
- *
- * Their bodies are plain JSON objects in the OpenAPI document (the CLI's format, validated by
- * `sliceportal.domain.parse_link_input`), so their shapes are written here from
- * `sliceportal/domain/{bounds,planning,curves}.py`. All bounds are computed by the API: this
- * module only builds the documents and reads the answers.
+ * Helpers around the documents of the analysis endpoints (`/api/v1/analysis/*`,
+ * `/links/{id}/analysis`). Their types (`LinkDocument`, `SliceDocument`, `LinkAnalysis`,
+ * `SliceBound`, `MinCapacity`, `PriorityPlan`, `LinkDelayCurves`) are generated from the OpenAPI
+ * document (`sliceportal/schemas/analysis.py`) into `./api/schema`. All bounds are computed by
+ * the API: this module only builds the documents and reads the answers.
  */
-import type { LinkPublic, Model, SlicePublic } from './api/schema';
+import type { LinkAnalysis, LinkDocument, LinkPublic, Model, SliceBound, SliceDocument, SlicePublic } from './api/schema';
 import { formatDelay, formatRate } from './format';
 
 export const MODELS: readonly Model[] = ['harkous', 'netcalc'];
@@ -42,70 +41,9 @@ export const FRAME_OVERHEADS: readonly { bytes: number; label: string }[] = [
   { bytes: 24, label: 'line rate (24)' },
 ];
 
-export interface SliceDoc {
-  name: string;
-  rate_bps: number;
-  priority: number;
-  burst_limit_s?: number;
-  burst_bytes?: number;
-  delay_target_s?: number;
-  max_packet_bytes?: number;
-}
-
-export interface LinkDocument {
-  capacity_bps?: number;
-  mtu_bytes?: number;
-  /** 0 (default): the capacity counts frame bytes as the data plane does; 24: the line rate. */
-  frame_overhead_bytes?: number;
-  slices: SliceDoc[];
-}
-
-export interface SliceBound {
-  name: string;
-  priority: number;
-  burst_bytes: number;
-  residual_capacity_bps: number;
-  /** null: unbounded. */
-  worst_case_delay_s: number | null;
-  delay_target_s: number;
-  meets_target: boolean;
-  /** target − bound; null when unbounded. */
-  slack_s: number | null;
-}
-
-export interface LinkAnalysis {
-  model: Model;
-  capacity_bps: number;
-  admissible: boolean;
-  total_rate_bps: number;
-  slices: SliceBound[];
-}
-
-export interface MinCapacity {
-  model: Model;
-  /** null: no capacity makes every slice meet its target. */
-  min_capacity_bps: number | null;
-}
-
-export interface PriorityPlan {
-  model: Model;
-  feasible: boolean;
-  /** New priority by slice name (empty when no plan was found). */
-  priorities: Record<string, number>;
-  exhaustive: boolean;
-  reason: string;
-}
-
-export interface DelayCurves {
-  model: Model;
-  capacities_bps: number[];
-  /** Per slice name, the bound at each capacity (null: unbounded). */
-  delays_s: Record<string, (number | null)[]>;
-}
-
 /** A stored slice as the analytics sees it (as `services.admission.stored_specs` does). */
-export function sliceDoc(slice: Pick<SlicePublic, 'name' | 'rate_bps' | 'priority' | 'burst_limit_s' | 'delay_target_s' | 'max_packet_bytes'>): SliceDoc {
-  const doc: SliceDoc = {
+export function sliceDoc(slice: Pick<SlicePublic, 'name' | 'rate_bps' | 'priority' | 'burst_limit_s' | 'delay_target_s' | 'max_packet_bytes'>): SliceDocument {
+  const doc: SliceDocument = {
     name: slice.name,
     rate_bps: slice.rate_bps,
     priority: slice.priority,
@@ -120,7 +58,7 @@ export function sliceDoc(slice: Pick<SlicePublic, 'name' | 'rate_bps' | 'priorit
 
 export function linkDocument(
   link: Pick<LinkPublic, 'capacity_bps' | 'mtu_bytes'> & Partial<Pick<LinkPublic, 'frame_overhead_bytes'>>,
-  slices: readonly SliceDoc[],
+  slices: readonly SliceDocument[],
 ): LinkDocument {
   const doc: LinkDocument = { capacity_bps: link.capacity_bps, mtu_bytes: link.mtu_bytes, slices: [...slices] };
   if (link.frame_overhead_bytes) doc.frame_overhead_bytes = link.frame_overhead_bytes;
@@ -141,7 +79,7 @@ export function worstSlack(analysis: Pick<LinkAnalysis, 'slices'>): number | nul
 }
 
 /** Sum of the rate limits at `priority` and above. */
-export function rateAtOrAbove(slices: readonly SliceDoc[], priority: number): number {
+export function rateAtOrAbove(slices: readonly SliceDocument[], priority: number): number {
   return slices.filter((s) => s.priority >= priority).reduce((sum, s) => sum + s.rate_bps, 0);
 }
 

@@ -1,15 +1,11 @@
 /**
- * Sign-in, the signed-in user and the guard of the signed-in part of the app.
+ * Sign-in and the signed-in user (the route guards built on them are `@/app/route-guards`).
  *
  * The API answers a short-lived bearer token (OAuth2 password flow); the user row, with its
  * role, is read from `GET /users/me`, so a role change shows on the next refresh.
  */
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useSyncExternalStore, type ReactNode } from 'react';
-import { Navigate, useLocation } from 'react-router';
-
-import { FullPageState } from '@/components/ui/states';
-import { paths } from '@/config/paths';
+import { useEffect, useSyncExternalStore } from 'react';
 
 import type { Role, UserPublic } from './api/schema';
 import { api, unwrap } from './api-client';
@@ -71,7 +67,7 @@ export function useLogout() {
 }
 
 /** Sign the user out when the token's lifetime ends (the API would answer 401 anyway). */
-function useExpiryTimer(session: Session | null): void {
+export function useExpiryTimer(session: Session | null): void {
   useEffect(() => {
     if (!session) return undefined;
     const delay = Math.max(0, session.expiresAt - Date.now());
@@ -84,44 +80,4 @@ function useExpiryTimer(session: Session | null): void {
     );
     return () => window.clearTimeout(timer);
   }, [session]);
-}
-
-/** Children only for a signed-in user whose row could be read; the sign-in page otherwise. */
-export function ProtectedRoute({ children }: { children: ReactNode }) {
-  const session = useSession();
-  const location = useLocation();
-  const me = useQuery({ ...meQueryOptions(), enabled: !!session });
-  useExpiryTimer(session);
-
-  if (!session) {
-    return <Navigate to={paths.login.href(location.pathname + location.search)} replace />;
-  }
-  if (me.isPending) return <FullPageState kind="loading" title="Signing you in…" />;
-  if (me.isError) {
-    return (
-      <FullPageState
-        kind="error"
-        title="Your account could not be read"
-        error={me.error}
-        onRetry={() => void me.refetch()}
-      />
-    );
-  }
-  return <>{children}</>;
-}
-
-/** Children only when the user has `role`; a designed "forbidden" state otherwise. */
-export function RequireRole({ needs: role, children }: { needs: Role; children: ReactNode }) {
-  const { user, can } = useAuthorization();
-  if (!user) return null;
-  if (!can(role)) {
-    return (
-      <FullPageState
-        kind="forbidden"
-        title="This page is not for your role"
-        detail={`It needs the ${role} role; you are signed in as ${user.username} (${user.role}). Ask an administrator if you need it.`}
-      />
-    );
-  }
-  return <>{children}</>;
 }

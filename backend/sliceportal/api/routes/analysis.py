@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
+from pydantic import WithJsonSchema
 
 from sliceportal.api.deps import SettingsDep, ViewerUser
 from sliceportal.domain import (
@@ -21,6 +22,7 @@ from sliceportal.domain import (
     plan_priorities,
 )
 from sliceportal.domain.spec import SLICE_LEVELS
+from sliceportal.schemas.analysis import LinkAnalysis, LinkDelayCurves, MinCapacity, PriorityPlan
 
 router = APIRouter(prefix="/analysis", tags=["analysis"])
 
@@ -34,13 +36,10 @@ LINK_EXAMPLE = {
 }
 LinkDocument = Annotated[
     dict[str, Any],
-    Body(
-        description="`{capacity_bps, mtu_bytes?, frame_overhead_bytes?, slices: [{name, "
-        "rate_bps, priority (1-7), burst_limit_s?, burst_bytes?, delay_target_s?, "
-        "max_packet_bytes?}]}`; `frame_overhead_bytes`: 0 (default) when capacity_bps counts "
-        "frame bytes as the data plane does, 24 when it is the line rate",
-        examples=[LINK_EXAMPLE],
-    ),
+    # Validated by parse_link_input, documented by schemas.analysis.LinkDocument (api.openapi
+    # adds it to the components).
+    WithJsonSchema({"$ref": "#/components/schemas/LinkDocument"}),
+    Body(openapi_examples={"case-c": {"summary": "The paper's case C", "value": LINK_EXAMPLE}}),
 ]
 ModelQuery = Annotated[Model | None, Query(description="default: the server's default_model")]
 
@@ -52,24 +51,24 @@ def _model(model: Model | None, settings: SettingsDep) -> Model:
 @router.post("/bounds")
 def analyze_bounds(
     _: ViewerUser, settings: SettingsDep, body: LinkDocument, model: ModelQuery = None
-) -> dict[str, Any]:
+) -> LinkAnalysis:
     """Every slice's worst-case delay and whether the link is admissible."""
     link = parse_link_input(body, require_capacity=True)
     assert link.capacity_bps is not None
-    return analyze(link.slices, link.capacity_bps, _model(model, settings), link.framing).to_dict()
+    analysis = analyze(link.slices, link.capacity_bps, _model(model, settings), link.framing)
+    return LinkAnalysis.model_validate(analysis.to_dict())
 
 
 @router.post("/min-capacity")
 def analyze_min_capacity(
     _: ViewerUser, settings: SettingsDep, body: LinkDocument, model: ModelQuery = None
-) -> dict[str, Any]:
+) -> MinCapacity:
     """The least capacity that keeps every slice within its target (null: none does)."""
     link = parse_link_input(body, require_capacity=False, require_slices=True)
     chosen = _model(model, settings)
-    return {
-        "model": str(chosen),
-        "min_capacity_bps": min_capacity(link.slices, chosen, link.framing),
-    }
+    return MinCapacity(
+        model=chosen, min_capacity_bps=min_capacity(link.slices, chosen, link.framing)
+    )
 
 
 @router.post("/priority-plan")
@@ -86,13 +85,13 @@ def analyze_priority_plan(
             description="priority levels the slices may use: a link's queues but best effort's",
         ),
     ] = SLICE_LEVELS,
-) -> dict[str, Any]:
+) -> PriorityPlan:
     """Priorities (from 7 down, at most `levels` of them) meeting every target, or why none."""
     link = parse_link_input(body, require_capacity=True)
     assert link.capacity_bps is not None
     chosen = _model(model, settings)
     plan = plan_priorities(link.slices, link.capacity_bps, levels, chosen, framing=link.framing)
-    return {"model": str(chosen), **plan.to_dict()}
+    return PriorityPlan.model_validate({"model": chosen, **plan.to_dict()})
 
 
 @router.post("/curves")
@@ -104,11 +103,11 @@ def analyze_curves(
     start_bps: Annotated[float | None, Query(gt=0, description="default: total rate")] = None,
     stop_bps: Annotated[float | None, Query(gt=0, description="default: 4 × start")] = None,
     points: Annotated[int, Query(ge=1, le=10_000)] = 50,
-) -> dict[str, Any]:
+) -> LinkDelayCurves:
     """Every slice's worst-case delay at `points` capacities from `start_bps` to `stop_bps`."""
     link = parse_link_input(body, require_capacity=False, require_slices=True)
     chosen = _model(model, settings)
     start = start_bps or sum(spec.rate_bps for spec in link.slices)
     grid = capacity_grid(start, stop_bps or 4 * start, points)
     curves = delay_curves(link.slices, grid, chosen, link.framing)
-    return {"model": str(chosen), **curves.to_dict()}
+    return LinkDelayCurves.model_validate({"model": chosen, **curves.to_dict()})

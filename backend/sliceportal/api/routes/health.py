@@ -5,7 +5,7 @@ from sqlalchemy import text
 
 from sliceportal.api.deps import RedisDep, SessionDep
 from sliceportal.api.problems import service_unavailable
-from sliceportal.schemas.common import Message
+from sliceportal.schemas.common import Message, Readiness
 
 router = APIRouter(prefix="/health", tags=["health"])
 
@@ -17,9 +17,9 @@ async def liveness() -> Message:
 
 
 @router.get("/ready")
-def readiness(session: SessionDep, redis_client: RedisDep) -> dict[str, str]:
+def readiness(session: SessionDep, redis_client: RedisDep) -> Readiness:
     """The database and Redis answer: for load balancers. 503 problem+json when one does not."""
     session.execute(text("SELECT 1"))
     if not redis_client.ping():
         raise service_unavailable("redis-unavailable", "Redis does not answer PING")
-    return {"database": "ok", "redis": "ok"}
+    return Readiness(database="ok", redis="ok")

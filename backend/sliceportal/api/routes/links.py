@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, status
 
 from sliceportal.api.deps import (
@@ -16,6 +14,7 @@ from sliceportal.api.deps import (
 )
 from sliceportal.db.models import Link
 from sliceportal.domain import Model
+from sliceportal.schemas.analysis import LinkAnalysis
 from sliceportal.schemas.common import FilterText, RowId
 from sliceportal.schemas.links import LinkCreate, LinkPublic, LinksPublic, LinkUpdate
 from sliceportal.services import crud
@@ -81,7 +80,7 @@ def delete_link(
 @router.get("/{link_id}/analysis")
 def read_link_analysis(
     session: SessionDep, _: ViewerUser, link_id: RowId, model: Model | None = None
-) -> dict[str, Any]:
+) -> LinkAnalysis:
     """The worst-case delay of every slice stored on the link (the CLI's `analyze` document),
     under the link's model or, to compare, under `model`."""
-    return service.link_analysis(session, link_id, model).to_dict()
+    return LinkAnalysis.model_validate(service.link_analysis(session, link_id, model).to_dict())

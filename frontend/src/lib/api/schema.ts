@@ -1019,6 +1019,24 @@ export interface components {
             /** Burst Limited By */
             burst_limited_by: string | null;
         };
+        /**
+         * LinkAnalysis
+         * @description Every slice's worst-case delay on a link (the document `sliceportal analyze` prints).
+         */
+        LinkAnalysis: {
+            model: components["schemas"]["Model"];
+            /** Capacity Bps */
+            capacity_bps: number;
+            /**
+             * Admissible
+             * @description The rate limits fit the capacity and every slice meets its target.
+             */
+            admissible: boolean;
+            /** Total Rate Bps */
+            total_rate_bps: number;
+            /** Slices */
+            slices: components["schemas"]["SliceBound"][];
+        };
         /** LinkCreate */
         LinkCreate: {
             /** Switch Id */
@@ -1056,6 +1074,22 @@ export interface components {
              * @default 0
              */
             frame_overhead_bytes?: number;
+        };
+        /**
+         * LinkDelayCurves
+         * @description Each slice's worst-case delay at each of a range of capacities.
+         */
+        LinkDelayCurves: {
+            model: components["schemas"]["Model"];
+            /** Capacities Bps */
+            capacities_bps: number[];
+            /**
+             * Delays S
+             * @description Per slice name, its bound at each capacity (`null`: unbounded).
+             */
+            delays_s: {
+                [key: string]: (number | null)[];
+            };
         };
         /** LinkPublic */
         LinkPublic: {
@@ -1225,6 +1259,15 @@ export interface components {
             /** @description The best plan the planner finds within the link's queues. */
             best_plan: components["schemas"]["PerModel_BestPlan_"];
         };
+        /** MinCapacity */
+        MinCapacity: {
+            model: components["schemas"]["Model"];
+            /**
+             * Min Capacity Bps
+             * @description The least capacity that keeps every slice within its target; `null`: none does.
+             */
+            min_capacity_bps: number | null;
+        };
         /**
          * Model
          * @description Which worst-case delay bound to compute.
@@ -1353,10 +1396,49 @@ export interface components {
             netcalc: number;
         };
         /**
+         * PriorityPlan
+         * @description Priorities meeting every target, or why there are none.
+         */
+        PriorityPlan: {
+            model: components["schemas"]["Model"];
+            /** Feasible */
+            feasible: boolean;
+            /**
+             * Priorities
+             * @description The new priority of each slice, by name (empty when no plan was found).
+             */
+            priorities: {
+                [key: string]: number;
+            };
+            /**
+             * Exhaustive
+             * @description True when the answer is final: a plan, or a proof that none exists.
+             */
+            exhaustive: boolean;
+            /** Reason */
+            reason: string;
+        };
+        /**
          * QueueScheme
          * @enum {string}
          */
         QueueScheme: "tail_drop" | "ecn_step" | "meter";
+        /**
+         * Readiness
+         * @description Both dependencies answered (a 503 problem otherwise).
+         */
+        Readiness: {
+            /**
+             * Database
+             * @constant
+             */
+            database: "ok";
+            /**
+             * Redis
+             * @constant
+             */
+            redis: "ok";
+        };
         /** Report */
         Report: {
             scope: components["schemas"]["Scope"];
@@ -1417,6 +1499,37 @@ export interface components {
             max_loss_ratio?: number | null;
             /** Max Mark Ratio */
             max_mark_ratio?: number | null;
+        };
+        /**
+         * SliceBound
+         * @description One slice's worst-case delay on the link.
+         */
+        SliceBound: {
+            /** Name */
+            name: string;
+            /** Priority */
+            priority: number;
+            /** Burst Bytes */
+            burst_bytes: number;
+            /**
+             * Residual Capacity Bps
+             * @description C − the rate limits of every strictly higher priority.
+             */
+            residual_capacity_bps: number;
+            /**
+             * Worst Case Delay S
+             * @description `null`: unbounded.
+             */
+            worst_case_delay_s: number | null;
+            /** Delay Target S */
+            delay_target_s: number;
+            /** Meets Target */
+            meets_target: boolean;
+            /**
+             * Slack S
+             * @description Target − bound; `null` when unbounded.
+             */
+            slack_s: number | null;
         };
         /** SliceCreate */
         SliceCreate: {
@@ -2136,6 +2249,78 @@ export interface components {
              */
             request_id?: string;
         };
+        /**
+         * SliceDocument
+         * @description One slice as the analytics sees it. `null` counts as absent.
+         */
+        SliceDocument: {
+            /** Name */
+            name: string;
+            /**
+             * Rate Bps
+             * @description The rate limit L.
+             */
+            rate_bps: number;
+            /**
+             * Priority
+             * @description 1 to 7; 7 is the highest (0 is best effort's and never a slice's).
+             */
+            priority: number;
+            /**
+             * Burst Limit S
+             * @description Seconds at the rate limit: the burst is rate × burst_limit_s / 8 bytes. Required unless
+             *     `burst_bytes` is given (both only when they agree).
+             * @default null
+             */
+            burst_limit_s?: number | null;
+            /**
+             * Burst Bytes
+             * @default null
+             */
+            burst_bytes?: number | null;
+            /**
+             * Delay Target S
+             * @description Default: the burst limit (required when only `burst_bytes` is given).
+             * @default null
+             */
+            delay_target_s?: number | null;
+            /**
+             * Max Packet Bytes
+             * @description Default: the largest frame of the link's MTU.
+             * @default null
+             */
+            max_packet_bytes?: number | null;
+        };
+        /**
+         * LinkDocument
+         * @description A link and its slices, the CLI's JSON form.
+         */
+        LinkDocument: {
+            /**
+             * Capacity Bps
+             * @description Required by `bounds` and `priority-plan`; `min-capacity` and `curves` ignore it.
+             * @default null
+             */
+            capacity_bps?: number | null;
+            /**
+             * Mtu Bytes
+             * @description Default 1500.
+             * @default null
+             */
+            mtu_bytes?: number | null;
+            /**
+             * Frame Overhead Bytes
+             * @description 0 (default) when capacity_bps counts frame bytes as the data plane does, 24 when it is
+             *     the line rate.
+             * @default null
+             */
+            frame_overhead_bytes?: number | null;
+            /**
+             * Slices
+             * @description At least one for `min-capacity` and `curves`.
+             */
+            slices: components["schemas"]["SliceDocument"][];
+        };
     };
     responses: never;
     parameters: never;
@@ -2161,7 +2346,9 @@ export type EntityType = components['schemas']['EntityType'];
 export type Finding = components['schemas']['Finding'];
 export type Growth = components['schemas']['Growth'];
 export type Headroom = components['schemas']['Headroom'];
+export type LinkAnalysis = components['schemas']['LinkAnalysis'];
 export type LinkCreate = components['schemas']['LinkCreate'];
+export type LinkDelayCurves = components['schemas']['LinkDelayCurves'];
 export type LinkPublic = components['schemas']['LinkPublic'];
 export type LinkReport = components['schemas']['LinkReport'];
 export type LinkSliceRow = components['schemas']['LinkSliceRow'];
@@ -2169,6 +2356,7 @@ export type LinkUpdate = components['schemas']['LinkUpdate'];
 export type Measured = components['schemas']['Measured'];
 export type Message = components['schemas']['Message'];
 export type MinCapacities = components['schemas']['MinCapacities'];
+export type MinCapacity = components['schemas']['MinCapacity'];
 export type Model = components['schemas']['Model'];
 export type PageAlertPublic = components['schemas']['Page_AlertPublic_'];
 export type PageApiTokenPublic = components['schemas']['Page_ApiTokenPublic_'];
@@ -2184,12 +2372,15 @@ export type PerModelUnionFloatNoneType = components['schemas']['PerModel_Union_f
 export type PerModelBool = components['schemas']['PerModel_bool_'];
 export type PerModelDictStrListUnionFloatNoneType = components['schemas']['PerModel_dict_str__list_Union_float__NoneType____'];
 export type PerModelInt = components['schemas']['PerModel_int_'];
+export type PriorityPlan = components['schemas']['PriorityPlan'];
 export type QueueScheme = components['schemas']['QueueScheme'];
+export type Readiness = components['schemas']['Readiness'];
 export type Report = components['schemas']['Report'];
 export type Role = components['schemas']['Role'];
 export type Rule = components['schemas']['Rule'];
 export type Scope = components['schemas']['Scope'];
 export type Sla = components['schemas']['Sla'];
+export type SliceBound = components['schemas']['SliceBound'];
 export type SliceCreate = components['schemas']['SliceCreate'];
 export type SlicePublic = components['schemas']['SlicePublic'];
 export type SliceReport = components['schemas']['SliceReport'];
@@ -2217,6 +2408,8 @@ export type ProblemPath = components['schemas']['ProblemPath'];
 export type ProblemPriorityPlanFix = components['schemas']['ProblemPriorityPlanFix'];
 export type ProblemViolation = components['schemas']['ProblemViolation'];
 export type ProblemDetails = components['schemas']['ProblemDetails'];
+export type SliceDocument = components['schemas']['SliceDocument'];
+export type LinkDocument = components['schemas']['LinkDocument'];
 export type $defs = Record<string, never>;
 export interface operations {
     "login-login_access_token": {
@@ -2979,9 +3172,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["LinkAnalysis"];
                 };
             };
             /** @description An error, as RFC 9457 problem details */
@@ -3407,9 +3598,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["LinkDocument"];
             };
         };
         responses: {
@@ -3419,9 +3608,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["LinkAnalysis"];
                 };
             };
             /** @description An error, as RFC 9457 problem details */
@@ -3447,9 +3634,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["LinkDocument"];
             };
         };
         responses: {
@@ -3459,9 +3644,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["MinCapacity"];
                 };
             };
             /** @description An error, as RFC 9457 problem details */
@@ -3489,9 +3672,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["LinkDocument"];
             };
         };
         responses: {
@@ -3501,9 +3682,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["PriorityPlan"];
                 };
             };
             /** @description An error, as RFC 9457 problem details */
@@ -3534,9 +3713,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["LinkDocument"];
             };
         };
         responses: {
@@ -3546,9 +3723,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["LinkDelayCurves"];
                 };
             };
             /** @description An error, as RFC 9457 problem details */
@@ -3775,9 +3950,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: string;
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description An error, as RFC 9457 problem details */

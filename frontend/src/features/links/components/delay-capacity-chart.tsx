@@ -16,8 +16,8 @@ import {
   type ChartOptions,
 } from '@/components/ui/chart';
 import { QueryErrorState, StateView } from '@/components/ui/states';
-import { MODEL_LABELS, MODELS, type LinkDocument } from '@/lib/analysis';
-import type { Model } from '@/lib/api/schema';
+import { MODEL_LABELS, MODELS } from '@/lib/analysis';
+import type { LinkDocument, Model } from '@/lib/api/schema';
 import { formatRate } from '@/lib/format';
 
 export function curveRange(doc: LinkDocument, capacityBps: number, whatIfBps?: number): CurveRange | null {

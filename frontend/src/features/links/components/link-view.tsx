@@ -18,16 +18,8 @@ import { Notice } from '@/components/ui/notice';
 import { PageHeader } from '@/components/ui/page-header';
 import { QueryErrorState, StateView } from '@/components/ui/states';
 import { paths } from '@/config/paths';
-import {
-  DEFAULT_MODEL,
-  FRAME_OVERHEADS,
-  MODEL_LABELS,
-  linkDocument,
-  sliceDoc,
-  sliceLevels,
-  worstSlack,
-  type LinkAnalysis,
-} from '@/lib/analysis';
+import { DEFAULT_MODEL, FRAME_OVERHEADS, MODEL_LABELS, linkDocument, sliceDoc, sliceLevels, worstSlack } from '@/lib/analysis';
+import type { LinkAnalysis } from '@/lib/api/schema';
 import { formatDelay, formatRate } from '@/lib/format';
 import { errorMessage } from '@/lib/problem';
 import { useDebouncedValue } from '@/lib/use-debounced-value';

@@ -1,5 +1,6 @@
 import { seriesColour } from '@/components/ui/chart';
-import { priorityLevels, type LinkAnalysis, type LinkDocument } from '@/lib/analysis';
+import { priorityLevels } from '@/lib/analysis';
+import type { LinkAnalysis, LinkDocument } from '@/lib/api/schema';
 import { formatDelay, formatRate } from '@/lib/format';
 
 /**

@@ -1,7 +1,8 @@
 import { Button } from '@/components/ui/button';
 import { Field } from '@/components/ui/field';
 import { UnitInput } from '@/components/ui/unit-input';
-import { SLICE_PRIORITIES, type LinkDocument } from '@/lib/analysis';
+import { SLICE_PRIORITIES } from '@/lib/analysis';
+import type { LinkDocument } from '@/lib/api/schema';
 import { formatRate } from '@/lib/format';
 import { MBIT, inputText, parseDecimal } from '@/lib/units';
 

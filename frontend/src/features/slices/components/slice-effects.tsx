@@ -16,18 +16,8 @@ import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { Notice } from '@/components/ui/notice';
 import { QueryErrorState, StateView } from '@/components/ui/states';
-import {
-  DEFAULT_MODEL,
-  MODEL_HINTS,
-  MODEL_LABELS,
-  linkDocument,
-  rateAtOrAbove,
-  sliceDoc,
-  sliceLevels,
-  violationReason,
-  type LinkAnalysis,
-  type SliceDoc,
-} from '@/lib/analysis';
+import { DEFAULT_MODEL, MODEL_HINTS, MODEL_LABELS, linkDocument, rateAtOrAbove, sliceDoc, sliceLevels, violationReason } from '@/lib/analysis';
+import type { LinkAnalysis, SliceDocument } from '@/lib/api/schema';
 import { formatDelay, formatRate } from '@/lib/format';
 import { errorMessage } from '@/lib/problem';
 
@@ -49,7 +39,7 @@ export function SliceEffects({
   onUsePriority,
 }: {
   /** The slice as typed so far; null while its numbers are not valid yet. */
-  candidate: SliceDoc | null;
+  candidate: SliceDocument | null;
   linkIds: number[];
   excludeSliceId?: number;
   canAct: boolean;
@@ -99,7 +89,7 @@ function LinkEffect({
   onUsePriority,
 }: {
   linkId: number;
-  candidate: SliceDoc;
+  candidate: SliceDocument;
   excludeSliceId?: number;
   canAct: boolean;
   onUsePriority: (priority: number) => void;

@@ -7,8 +7,7 @@
  * field names, so the API's own 422 errors land on the same inputs. A unit test checks these
  * limits against the OpenAPI document.
  */
-import type { SliceDoc } from '@/lib/analysis';
-import type { QueueScheme, SliceCreate, SlicePublic, SliceUpdate } from '@/lib/api/schema';
+import type { QueueScheme, SliceCreate, SliceDocument, SlicePublic, SliceUpdate } from '@/lib/api/schema';
 import { MBIT, MS, inputText, parseDecimal } from '@/lib/units';
 
 export const LIMITS = {
@@ -349,7 +348,7 @@ export function updateBody(parsed: Parsed): SliceUpdate {
 }
 
 /** What the analytics needs of the slice being typed, or null while it is not valid yet. */
-export function candidateDoc(values: SliceFormValues, fallbackName: string): SliceDoc | null {
+export function candidateDoc(values: SliceFormValues, fallbackName: string): SliceDocument | null {
   const errors: SliceFormErrors = {};
   const rate = numberField(errors, 'rate', values.rateMbps, { required: true, scale: MBIT, minExclusive: 0 });
   const burst = numberField(errors, 'burst', values.burstLimitMs, {
@@ -377,7 +376,7 @@ export function candidateDoc(values: SliceFormValues, fallbackName: string): Sli
     max: LIMITS.packetMax,
   });
   if (Object.keys(errors).length || rate === null || burst === null || priority === null) return null;
-  const doc: SliceDoc = {
+  const doc: SliceDocument = {
     name: values.name.trim() || fallbackName,
     rate_bps: rate,
     priority,

@@ -1,6 +1,5 @@
 import { useLinkAnalyses } from '@/api/get-link-analysis';
-import type { SliceBound } from '@/lib/analysis';
-import type { SlicePublic } from '@/lib/api/schema';
+import type { SliceBound, SlicePublic } from '@/lib/api/schema';
 
 export interface SliceHealth {
   /** 'ok': within its bound on every link; 'bad': misses it on one; 'unknown': not loaded. */

@@ -2,7 +2,7 @@ import { screen } from '@testing-library/react';
 
 import { mockFetch, renderWithProviders, signInForTests, user } from '@/testing/test-utils';
 
-import { ProtectedRoute, RequireRole } from './auth';
+import { ProtectedRoute, RequireRole } from './route-guards';
 
 describe('role-restricted views', () => {
   it('shows a forbidden state to a viewer on an admin page', async () => {
