@@ -49,10 +49,12 @@ from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import reconcile as rc
 from sliceportal.p4rt import wire
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.pipeline import settings_pipeline
+from sliceportal.p4rt.session import SwitchSession, connect
 from sliceportal.services import links, switches
 from sliceportal.services.changes import ChangeContext
 from sliceportal.services.users import create_admin
-from sliceportal.switches.p4runtime import SwitchSession, SwitchTarget, connect, settings_pipeline
 
 SERVER = os.environ.get("BENCH_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 P4TOOL_ENV = Path("/tmp/p4tool/ENV.sh")

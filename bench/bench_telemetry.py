@@ -47,7 +47,8 @@ from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
 from sliceportal.domain.telemetry import counter_indices, register_indices
-from sliceportal.switches.p4runtime import SessionPool, SwitchTarget
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.session import SessionPool
 from sliceportal.telemetry.channels import Channels
 from sliceportal.telemetry.inventory import SliceWatch, SwitchWatch
 from sliceportal.telemetry.poller import Poller, SwitchPoller

@@ -21,7 +21,7 @@ from sliceportal.domain import analyze, slice_spec
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.sla import Rule, Targets
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.switches.p4runtime import SessionPool
+from sliceportal.p4rt.session import SessionPool
 from sliceportal.telemetry.channels import Channels
 from sliceportal.telemetry.inventory import load_inventory
 from sliceportal.telemetry.poller import SampleSink, SwitchPoller

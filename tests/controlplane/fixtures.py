@@ -13,8 +13,9 @@ from sliceportal.controlplane.reconcile import Reconciler
 from sliceportal.core.config import Settings
 from sliceportal.db.session import create_db_engine
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.p4rt.pipeline import settings_pipeline
+from sliceportal.p4rt.session import SessionPool
 from sliceportal.services.changes import ChangeContext
-from sliceportal.switches.p4runtime import SessionPool, settings_pipeline
 
 
 @pytest.fixture

@@ -24,8 +24,10 @@ from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.emulator import entities
 from sliceportal.emulator.errors import Code, P4RuntimeError
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.errors import TransientSwitchError
+from sliceportal.p4rt.session import connect
 from sliceportal.services import slices
-from sliceportal.switches.p4runtime import SwitchTarget, TransientSwitchError, connect
 
 
 def held(emulator: EmulatorServer, settings: Settings) -> list[dp.TableEntry]:

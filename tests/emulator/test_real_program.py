@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from p4.v1 import p4runtime_pb2 as p4r
 from p4runtime_sh.p4runtime import P4RuntimeClient
+from sliceportal.emulator.wire import MatchKind
 
 from emulator.p4rt import (
     INSERT,
@@ -29,7 +30,6 @@ from emulator.p4rt import (
 )
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.emulator.wire import MatchKind
 from sliceportal.p4rt.p4info import ActionScope, P4InfoIndex, TableInfo
 
 PROGRAM = P4InfoIndex.from_file(DEFAULT_P4INFO)

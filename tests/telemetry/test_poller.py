@@ -20,7 +20,7 @@ from sliceportal.core.config import Settings
 from sliceportal.db.models import TelemetrySample
 from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.switches.p4runtime import SessionPool
+from sliceportal.p4rt.session import SessionPool
 from sliceportal.telemetry import store
 from sliceportal.telemetry.channels import Channels
 from sliceportal.telemetry.inventory import SwitchWatch, load_inventory

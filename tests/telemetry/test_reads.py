@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from sliceportal.emulator.wire import Entity
 
 from sliceportal.core.config import Settings
 from sliceportal.domain import dataplane as dp
@@ -14,15 +15,11 @@ from sliceportal.domain import p4constants as c
 from sliceportal.domain.telemetry import counter_indices, readings, register_indices
 from sliceportal.emulator import entities
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.emulator.state import SwitchState
-from sliceportal.emulator.wire import Entity
-from sliceportal.switches.p4runtime import (
-    WILDCARD_SHARE,
-    SessionPool,
-    SwitchError,
-    SwitchSession,
-    SwitchTarget,
-)
+from sliceportal.emulator.state import DeviceState
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.errors import SwitchError
+from sliceportal.p4rt.reads import WILDCARD_SHARE
+from sliceportal.p4rt.session import SessionPool, SwitchSession
 
 
 @pytest.fixture
@@ -38,7 +35,7 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int | None]]:
     seen: list[tuple[str, int | None]] = []
     read = entities.read
 
-    def recording(state: SwitchState, entity: Entity) -> object:
+    def recording(state: DeviceState, entity: Entity) -> object:
         assert entity.kind is not None
         seen.append((entity.kind.name, getattr(entity.body, "index", None)))
         return read(state, entity)
@@ -108,7 +105,7 @@ def test_a_cell_the_switch_leaves_out_is_an_error(
 ) -> None:
     read = entities.read
 
-    def forgetful(state: SwitchState, entity: Entity) -> object:
+    def forgetful(state: DeviceState, entity: Entity) -> object:
         found = read(state, entity)
         return [] if getattr(entity.body, "index", None) == 4 else found
 

@@ -275,7 +275,7 @@ def _starts(buf: Bytes, kind: CellKind) -> npt.NDArray[np.int64]:
     chain from the first byte to the last, each item ending where the next begins. Anything
     else (another layout, or a count whose bytes happen to look like a start) is irregular."""
     end = len(buf)
-    found = np.flatnonzero(buf[: max(end - 4, 0)] == 0x0A)
+    found: npt.NDArray[np.int64] = np.flatnonzero(buf[: max(end - 4, 0)] == 0x0A)
     found = found[
         (buf[found + 1] < 0x80)
         & (buf[found + 2] == (kind << 3 | 2))

@@ -23,8 +23,8 @@ from sliceportal.domain import analyze_arrays
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
+from sliceportal.p4rt.connection import SwitchTarget
 from sliceportal.services.admission import LinkParams, stored_loads
-from sliceportal.switches.p4runtime import SwitchTarget
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.switch_model import Clock, NotAttached, PacketModel
 from sliceportal.emulator.model.traffic import Profile, SourceSpec
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 from sliceportal.p4rt.entries import EntryCodec
 
 FRAME_BITS = 1514 * 8
 CBR_1K = 1000 * FRAME_BITS  # a rate of exactly 1,000 frames per second
 
 
-def forwarded(state: SwitchState, dp_sid: int) -> int:
+def forwarded(state: DeviceState, dp_sid: int) -> int:
     return counter(state, dp.FORWARDED)[0][dp_sid]
 
 
@@ -118,14 +118,14 @@ def test_a_model_without_a_pipeline_refuses_to_run() -> None:
 
 def test_another_program_leaves_the_model_idle() -> None:
     model = PacketModel(clock=Clock.REALTIME)
-    model.attach(SwitchState(type(PROGRAM).from_file(P4INFO)))  # the emulator tests' program
+    model.attach(DeviceState(type(PROGRAM).from_file(P4INFO)))  # the emulator tests' program
     assert model.status()["attached"] is False
     model.detach()
 
 
 def test_in_the_server_counters_grow_and_a_new_pipeline_starts_afresh() -> None:
     """Entries written over P4Runtime steer the traffic; a re-commit clears the counters
-    (a new SwitchState) while simulated time goes on."""
+    (a new DeviceState) while simulated time goes on."""
     source = SourceSpec("a", "cbr", "10.0.1.1", rate_bps=CBR_1K)
     model = PacketModel(Profile((source,)), clock=Clock.MANUAL)
     with EmulatorServer("127.0.0.1:0", model=model) as server:
