@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from p4.v1 import p4runtime_pb2 as p4r
 
 from emulator.p4rt import (
     ACL,
@@ -25,10 +24,11 @@ from emulator.p4rt import (
     ternary,
     update,
 )
-from sliceportal.emulator import entities, wire
+from sliceportal.emulator import entities, service
 from sliceportal.emulator.errors import Code, P4RuntimeError
 from sliceportal.emulator.state import DeviceState
 from sliceportal.p4rt.p4info import P4InfoIndex
+from sliceportal.p4rt.proto import p4r
 
 PROGRAM = P4InfoIndex.from_file(P4INFO)
 
@@ -40,15 +40,15 @@ def padded(value: int, extra: int) -> bytes:
 def apply(state: DeviceState, message: Any) -> None:
     request = p4r.WriteRequest()
     request.updates.append(message)
-    (decoded,) = wire.decode_write_request(request.SerializeToString()).updates
+    (decoded,) = p4r.WriteRequest.FromString(request.SerializeToString()).updates
     entities.apply_update(state, decoded)
 
 
 def read_table(state: DeviceState, table_id: int) -> list[Any]:
     request = p4r.ReadRequest()
     request.entities.add().table_entry.table_id = table_id
-    (decoded,) = wire.decode_read_request(request.SerializeToString()).entities
-    raw = b"".join(wire.read_responses(entities.read(state, decoded)))
+    (decoded,) = p4r.ReadRequest.FromString(request.SerializeToString()).entities
+    raw = b"".join(service.read_responses(entities.read(state, decoded)))
     return [e.table_entry for e in p4r.ReadResponse.FromString(raw).entities]
 
 

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from sliceportal.emulator.wire import Entity
 
 from sliceportal.core.config import Settings
 from sliceportal.domain import dataplane as dp
@@ -18,6 +17,7 @@ from sliceportal.emulator.server import EmulatorServer
 from sliceportal.emulator.state import DeviceState
 from sliceportal.p4rt.connection import SwitchTarget
 from sliceportal.p4rt.errors import SwitchError
+from sliceportal.p4rt.proto import p4r
 from sliceportal.p4rt.reads import WILDCARD_SHARE
 from sliceportal.p4rt.session import SessionPool, SwitchSession
 
@@ -29,15 +29,22 @@ def session(emulator: EmulatorServer, settings: Settings) -> Iterator[SwitchSess
     pool.close()
 
 
+def _index(entity: p4r.Entity) -> int | None:
+    """The cell a counter or register entity names; None for a wildcard."""
+    body = getattr(entity, entity.WhichOneof("entity") or "counter_entry")
+    return int(body.index.index) if body.HasField("index") else None
+
+
 @pytest.fixture
 def asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int | None]]:
     """(kind, index) of every entity the emulator is asked to read."""
     seen: list[tuple[str, int | None]] = []
     read = entities.read
 
-    def recording(state: DeviceState, entity: Entity) -> object:
-        assert entity.kind is not None
-        seen.append((entity.kind.name, getattr(entity.body, "index", None)))
+    def recording(state: DeviceState, entity: p4r.Entity) -> object:
+        kind = entity.WhichOneof("entity")
+        assert kind is not None
+        seen.append((kind.upper(), _index(entity)))
         return read(state, entity)
 
     monkeypatch.setattr(entities, "read", recording)
@@ -105,9 +112,9 @@ def test_a_cell_the_switch_leaves_out_is_an_error(
 ) -> None:
     read = entities.read
 
-    def forgetful(state: DeviceState, entity: Entity) -> object:
+    def forgetful(state: DeviceState, entity: p4r.Entity) -> object:
         found = read(state, entity)
-        return [] if getattr(entity.body, "index", None) == 4 else found
+        return [] if _index(entity) == 4 else found
 
     monkeypatch.setattr(entities, "read", forgetful)
     with pytest.raises(SwitchError, match=f"cell 4 of {dp.FORWARDED}"):

@@ -266,17 +266,17 @@ def _stream_error(request: Any, kind: str | None) -> Any:
 
 
 def read_responses(parts: Iterable[bytes], max_bytes: int = 1 << 20) -> Iterator[bytes]:
-    """Serialized ReadResponse parts (whole entities each) packed into ReadResponses of about
-    `max_bytes` (over by less than one part, at most `p4rt.cells.CHUNK_CELLS` cells): gRPC
-    clients refuse messages over 4 MB by default, so a large read is streamed in parts."""
+    """Serialized ReadResponse parts (whole entities each; cells come `p4rt.cells.CHUNK_CELLS`
+    to a part) packed into ReadResponses of at most `max_bytes` unless one part is bigger:
+    gRPC clients refuse messages over 4 MB by default, so a large read is streamed in parts."""
     packed: list[bytes] = []
     size = 0
     for part in parts:
-        packed.append(part)
-        size += len(part)
-        if size >= max_bytes:
+        if packed and size + len(part) > max_bytes:
             yield b"".join(packed)
             packed, size = [], 0
+        packed.append(part)
+        size += len(part)
     if packed:
         yield b"".join(packed)
 

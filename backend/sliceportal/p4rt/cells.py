@@ -30,6 +30,7 @@ from enum import IntEnum
 
 import numpy as np
 import numpy.typing as npt
+from google.protobuf.message import DecodeError
 
 from sliceportal.p4rt.proto import p4r
 
@@ -234,8 +235,7 @@ class _Irregular(Exception):
 
 def decode(responses: Iterable[bytes], kind: CellKind) -> Cells:
     """The cells of entity kind `kind` in serialized ReadResponses (one Read's stream; other
-    entity kinds are skipped). ValueError (protobuf's DecodeError) on bytes that are not a
-    ReadResponse."""
+    entity kinds are skipped). ValueError on bytes that are not a ReadResponse."""
     data = b"".join(responses)
     try:
         return _fast_cells(data, kind)
@@ -244,7 +244,10 @@ def decode(responses: Iterable[bytes], kind: CellKind) -> Cells:
 
 
 def _generated_cells(data: bytes, kind: CellKind) -> Cells:
-    response = p4r.ReadResponse.FromString(data)
+    try:
+        response = p4r.ReadResponse.FromString(data)
+    except DecodeError as exc:
+        raise ValueError(f"not a ReadResponse: {exc}") from None
     member = "counter_entry" if kind is CellKind.COUNTER else "register_entry"
     rows: list[tuple[int, int, int, int]] = []
     for entity in response.entities:

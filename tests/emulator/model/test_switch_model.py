@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from p4.v1 import p4runtime_pb2 as p4r  # type: ignore[import-untyped]
 
 from emulator.model.conftest import PROGRAM, StateFactory, counter, tail_drop
 from emulator.p4rt import P4INFO, Controller, counter_entry
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.switch_model import Clock, NotAttached, PacketModel
 from sliceportal.emulator.model.traffic import Profile, SourceSpec
@@ -137,10 +137,8 @@ def test_in_the_server_counters_grow_and_a_new_pipeline_starts_afresh() -> None:
             entries = dp.dataplane_entries(
                 [tail_drop(1, 100e6, 0.01)], [dp.Route("10.0.0.0/16", 1, "02:00:00:00:00:01")]
             )
-            updates = [
-                p4r.Update(type=p4r.Update.INSERT, entity=p4r.Entity(table_entry=t))
-                for t in (p4r.TableEntry.FromString(EntryCodec(PROGRAM).encode(e)) for e in entries)
-            ]
+            codec = EntryCodec(PROGRAM)
+            updates = [codec.encode_update(EntryUpdate(UpdateKind.INSERT, e)) for e in entries]
             controller.write(*updates)
             model.advance(0.5)
             forwarded_id = next(i.id for i in PROGRAM.counters.values() if i.name == dp.FORWARDED)
