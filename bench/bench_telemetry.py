@@ -47,6 +47,7 @@ from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
 from sliceportal.domain.telemetry import counter_indices, register_indices
+from sliceportal.p4rt import proto
 from sliceportal.p4rt.connection import SwitchTarget
 from sliceportal.p4rt.session import SessionPool
 from sliceportal.telemetry.channels import Channels
@@ -147,6 +148,7 @@ def bench_poll(address: str, polls: int) -> None:
         time.sleep(0.2)
     pool.close()
     cells = c.MAX_SLICES * poller.cells_per_slice
+    print(f"protobuf backend: {proto.backend()}")
     print(f"poll and parse, {c.MAX_SLICES} slices ({cells} cells): {percentiles(times)}")
     print(f"  of which the P4Runtime reads (adapter and emulator): {percentiles(reads)}")
 

@@ -84,22 +84,33 @@ class EntryCodec:
         except KeyError:
             raise EntryCodecError(f"the P4Info has no meter {name}") from None
 
-    def encode_meter_update(self, config: dp.MeterConfig) -> p4r.Update:
-        """A MODIFY of one meter cell (the only update an indirect meter takes: its cells
-        always exist)."""
-        entry = p4r.MeterEntry(
-            meter_id=self.meter_id(config.meter),
-            index=p4r.Index(index=config.index),
-            config=p4r.MeterConfig(
-                cir=config.cir, cburst=config.cburst, pir=config.pir, pburst=config.pburst
-            ),
+    def fill_meter_update(self, message: p4r.Update, config: dp.MeterConfig) -> None:
+        """`message` becomes a MODIFY of one meter cell (the only update an indirect meter
+        takes: its cells always exist)."""
+        message.type = p4r.Update.MODIFY
+        entry = message.entity.meter_entry
+        entry.meter_id = self.meter_id(config.meter)
+        entry.index.index = config.index
+        rates = entry.config
+        rates.cir, rates.cburst, rates.pir, rates.pburst = (
+            config.cir,
+            config.cburst,
+            config.pir,
+            config.pburst,
         )
-        return p4r.Update(type=p4r.Update.MODIFY, entity=p4r.Entity(meter_entry=entry))
 
-    def encode_meter_reset(self, meter: str, index: int) -> p4r.Update:
-        """A MODIFY of one meter cell without a config: back to unconfigured (no policing)."""
-        entry = p4r.MeterEntry(meter_id=self.meter_id(meter), index=p4r.Index(index=index))
-        return p4r.Update(type=p4r.Update.MODIFY, entity=p4r.Entity(meter_entry=entry))
+    def fill_meter_reset(self, message: p4r.Update, cell: tuple[str, int]) -> None:
+        """`message` becomes a MODIFY of one meter cell (name, index) without a config: back
+        to unconfigured (no policing)."""
+        message.type = p4r.Update.MODIFY
+        entry = message.entity.meter_entry
+        entry.meter_id = self.meter_id(cell[0])
+        entry.index.index = cell[1]
+
+    def encode_meter_update(self, config: dp.MeterConfig) -> p4r.Update:
+        message = p4r.Update()
+        self.fill_meter_update(message, config)
+        return message
 
     def decode_meter(self, entry: p4r.MeterEntry) -> dp.MeterConfig | None:
         """A meter cell as read back; None for a cell without a config (unconfigured)."""
@@ -113,32 +124,35 @@ class EntryCodec:
             info.name, entry.index.index, rates.cir, rates.cburst, rates.pir, rates.pburst
         )
 
-    def encode(self, entry: dp.TableEntry, *, with_action: bool = True) -> p4r.TableEntry:
-        """The P4Runtime `TableEntry`; a DELETE needs only the key (`with_action=False`).
+    def fill(self, message: p4r.TableEntry, entry: dp.TableEntry, *, with_action: bool) -> None:
+        """Fill the empty `message` with `entry`; a DELETE needs only the key
+        (`with_action=False`).
 
-        The control plane's hot path (thousands of entries per push), hence the lookups in
-        flat dicts prepared once per P4Info.
+        The control plane's hot path (thousands of entries per push): lookups in flat dicts
+        prepared once per P4Info, and fields set in place, which upb does about three times
+        faster than building sub-messages and copying them in.
         """
         found = self._encoding.get(entry.table)
         if found is None:
             raise EntryCodecError(f"the P4Info has no table {entry.table}")
         table_id, fields = found
-        matches = []
+        message.table_id = table_id
+        add_match = message.match.add
         for match in entry.match:
             info = fields.get(match.field)
             if info is None or info[2] is not match.kind:
                 raise EntryCodecError(
                     f"{entry.table} has no {match.kind} field {match.field!r} in the P4Info"
                 )
-            value = canonical_bytes(match.value)
+            field = add_match(field_id=info[0])
             if info[1] is MatchType.LPM:
-                lpm = p4r.FieldMatch.LPM(value=value, prefix_len=match.prefix_len or 0)
-                matches.append(p4r.FieldMatch(field_id=info[0], lpm=lpm))
+                lpm = field.lpm
+                lpm.value = canonical_bytes(match.value)
+                lpm.prefix_len = match.prefix_len or 0
             else:
-                exact = p4r.FieldMatch.Exact(value=value)
-                matches.append(p4r.FieldMatch(field_id=info[0], exact=exact))
+                field.exact.value = canonical_bytes(match.value)
         if not with_action:
-            return p4r.TableEntry(table_id=table_id, match=matches)
+            return
         action = self._action(entry.action)
         names = self._param_names[entry.action]
         if tuple([name for name, _ in entry.params]) == names:  # as the translation has them
@@ -150,17 +164,29 @@ class EntryCodec:
                     f"{entry.action} takes {list(names)}, the entry gives {sorted(values)}"
                 )
             args = [values[name] for name in names]
-        params = [
-            p4r.Action.Param(param_id=param_id, value=canonical_bytes(arg))
-            for param_id, arg in zip(action.param_ids, args, strict=True)
-        ]
-        table_action = p4r.TableAction(action=p4r.Action(action_id=action.id, params=params))
-        return p4r.TableEntry(table_id=table_id, match=matches, action=table_action)
+        call = message.action.action
+        call.action_id = action.id
+        add_param = call.params.add
+        for param_id, arg in zip(action.param_ids, args, strict=True):
+            add_param(param_id=param_id, value=canonical_bytes(arg))
+
+    def fill_update(self, message: p4r.Update, update: EntryUpdate) -> None:
+        """`message` (empty) becomes the P4Runtime `Update` of one table entry."""
+        message.type = _UPDATE_TYPES[update.kind]
+        with_action = update.kind is not UpdateKind.DELETE
+        self.fill(message.entity.table_entry, update.entry, with_action=with_action)
+
+    def encode(self, entry: dp.TableEntry, *, with_action: bool = True) -> p4r.TableEntry:
+        """The P4Runtime `TableEntry` of `entry` (see `fill`)."""
+        message = p4r.TableEntry()
+        self.fill(message, entry, with_action=with_action)
+        return message
 
     def encode_update(self, update: EntryUpdate) -> p4r.Update:
-        """The P4Runtime `Update` of one table entry."""
-        body = self.encode(update.entry, with_action=update.kind is not UpdateKind.DELETE)
-        return p4r.Update(type=_UPDATE_TYPES[update.kind], entity=p4r.Entity(table_entry=body))
+        """The P4Runtime `Update` of one table entry (see `fill_update`)."""
+        message = p4r.Update()
+        self.fill_update(message, update)
+        return message
 
     def decode(self, entry: p4r.TableEntry) -> dp.TableEntry:
         """A table entry as read back from the switch, in the P4Info's field and param order."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import grpc  # type: ignore[import-untyped, unused-ignore]
 from google.protobuf.message import DecodeError
@@ -32,6 +33,7 @@ from sliceportal.p4rt.pipeline import Pipeline, settings_pipeline
 from sliceportal.p4rt.proto import p4r, p4r_grpc
 from sliceportal.p4rt.writes import MAX_BATCH, OK, UpdateOutcome, batch_outcomes, batches
 
+T = TypeVar("T")
 _GetConfig = p4r.GetForwardingPipelineConfigRequest
 _SetConfig = p4r.SetForwardingPipelineConfigRequest
 
@@ -136,20 +138,19 @@ class SwitchSession:
 
         A batch the switch refuses whole (not primary, no pipeline, unreachable) raises; a
         batch with failed updates does not: their outcomes carry the switch's code and text.
+        Every batch is encoded before the first is sent (an entry the P4Info does not know
+        raises before anything is written).
         """
-        codec = self.pipeline.codec
-        return self._write([codec.encode_update(update) for update in updates])
+        return self._write(updates, self.pipeline.codec.fill_update)
 
     def write_meters(self, configs: Sequence[MeterConfig]) -> list[UpdateOutcome]:
         """Configure meter cells (MeterEntry MODIFY), in batches; one outcome each, as `write`."""
-        codec = self.pipeline.codec
-        return self._write([codec.encode_meter_update(config) for config in configs])
+        return self._write(configs, self.pipeline.codec.fill_meter_update)
 
     def reset_meters(self, cells_: Sequence[tuple[str, int]]) -> list[UpdateOutcome]:
         """Reset meter cells (meter name, index) to unconfigured (MeterEntry MODIFY without a
         config), in batches; one outcome each, as `write`."""
-        codec = self.pipeline.codec
-        return self._write([codec.encode_meter_reset(meter, index) for meter, index in cells_])
+        return self._write(cells_, self.pipeline.codec.fill_meter_reset)
 
     def read_meters(self, name: str) -> list[MeterConfig]:
         """The configured cells of meter `name` (unconfigured cells are left out)."""
@@ -163,36 +164,41 @@ class SwitchSession:
                     out.append(config)
         return out
 
-    def _write(self, updates: Sequence[p4r.Update]) -> list[UpdateOutcome]:
+    def _write(
+        self, items: Sequence[T], fill: Callable[[p4r.Update, T], None]
+    ) -> list[UpdateOutcome]:
+        requests = []
+        for batch in batches(items, self.batch_size):
+            request = p4r.WriteRequest(
+                device_id=self.target.device_id, election_id=self.target.election_uint128
+            )
+            add = request.updates.add
+            for item in batch:
+                fill(add(), item)
+            requests.append(request)
         outcomes: list[UpdateOutcome] = []
         with self._lock:
-            for batch in batches(updates, self.batch_size):
-                outcomes += self._write_batch(batch)
+            for request in requests:
+                outcomes += self._write_batch(request)
         return outcomes
 
-    def _write_batch(
-        self, batch: Sequence[p4r.Update], *, again: bool = True
-    ) -> list[UpdateOutcome]:
+    def _write_batch(self, request: p4r.WriteRequest, *, again: bool = True) -> list[UpdateOutcome]:
         self._stream.arbitrate()
-        request = p4r.WriteRequest(
-            device_id=self.target.device_id,
-            election_id=self.target.election_uint128,
-            updates=batch,
-        )
+        size = len(request.updates)
         try:
             self._write_rpc(request, timeout=self.rpc_timeout_s)
         except grpc.RpcError as exc:
             code = exc.code()
             if code == grpc.StatusCode.UNKNOWN:
-                outcomes = batch_outcomes(exc, len(batch))
+                outcomes = batch_outcomes(exc, size)
                 if outcomes is not None:
                     return outcomes
             if again and code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.NOT_FOUND):
                 # Our stream may have died with a switch restart: arbitrate again, once.
                 self._stream.close()
-                return self._write_batch(batch, again=False)
+                return self._write_batch(request, again=False)
             raise rpc_error(exc, "Write") from None
-        return [OK] * len(batch)
+        return [OK] * size
 
     # -- counters and registers ---------------------------------------------------------
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import grpc  # type: ignore[import-untyped, unused-ignore]
 from google.protobuf.message import DecodeError
@@ -22,6 +23,7 @@ logger = logging.getLogger(__name__)
 
 MAX_BATCH = 1000
 """Updates per WriteRequest at most: BMv2's sweet spot, and a bounded error trailer."""
+T = TypeVar("T")
 _STATUS_CODES = {status.value[0]: status for status in grpc.StatusCode}
 
 
@@ -49,9 +51,9 @@ def _outcome(error: p4r.Error) -> UpdateOutcome:
     )
 
 
-def batches(updates: Sequence[p4r.Update], size: int) -> Iterator[Sequence[p4r.Update]]:
-    for start in range(0, len(updates), size):
-        yield updates[start : start + size]
+def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 def batch_outcomes(exc: grpc.RpcError, size: int) -> list[UpdateOutcome] | None:
