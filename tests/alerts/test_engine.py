@@ -116,7 +116,7 @@ def test_the_inventory_holds_the_sla_and_the_analytical_bound(
         delay_bound_s=bound.worst_case_delay_s,
     )
     assert watched.hist_target == dp.histogram_target(0.02)  # what desired.py deploys
-    assert watch.budget_cells == settings.telemetry_emulator_cells_per_period
+    assert watch.budget_cells == settings.telemetry_cells_per_period
 
 
 def test_a_delay_breach_on_the_switch_raises_an_alert(

@@ -17,7 +17,6 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from sliceportal.core.config import Settings
-from sliceportal.db.choices import SwitchKind
 from sliceportal.db.models import Link, Slice, SliceSla, SliceSwitch, Switch
 from sliceportal.domain import analyze_arrays
 from sliceportal.domain import dataplane as dp
@@ -115,12 +114,9 @@ def load_inventory(session: Session, settings: Settings) -> dict[int, SwitchWatc
         slices[row.switch_id].append(SliceWatch(row.slice_id, row.dp_sid, targets, hist_target))
     inventory = {}
     for switch in session.scalars(sa.select(Switch).order_by(Switch.id)):
-        budget = (
-            settings.telemetry_emulator_cells_per_period
-            if switch.kind is SwitchKind.EMULATOR
-            else settings.telemetry_cells_per_period
-        )
         inventory[switch.id] = SwitchWatch(
-            SwitchTarget.of(switch), budget, tuple(slices.get(switch.id, ()))
+            SwitchTarget.of(switch),
+            settings.telemetry_cells_per_period,
+            tuple(slices.get(switch.id, ())),
         )
     return inventory
