@@ -1,22 +1,23 @@
 """Counter and register cells <-> serialized `ReadResponse` entities, with numpy: the one hot
 path that does not go through the generated messages.
 
-Why (bench/bench_cells.py, this machine, 2 cores, protobuf 6.33 upb; a poll of 4,096 slices
-reads 81,920 counter cells and 8,192 register cells a second):
+Why (`bench/bench_cells.py`, this 2-core machine shared with other jobs, protobuf 6.33 on upb;
+a 1 Hz poll of 4,096 slices reads 81,920 counter cells and 8,192 register cells):
 
-| 81,920 counter cells                     | generated messages | here (numpy) |
-|------------------------------------------|--------------------|--------------|
-| switch side: columns -> ReadResponse     | ~300 ms            | ~10 ms       |
-| client side: ReadResponse -> columns     | ~20 ms parse + ~130 ms to walk the messages | ~10 ms |
+| 81,920 counter cells                 | generated messages | here (numpy) | ratio |
+|--------------------------------------|--------------------|--------------|-------|
+| switch side: columns -> ReadResponse | 212 ms             | 31 ms        | 6.9x  |
+| client side: ReadResponse -> columns | 200 ms             | 39 ms        | 5.2x  |
 
 Parsing is fast in upb, but taking 81,920 cells out of the parsed messages costs a Python
 attribute access per field (~1.6 us a cell), and building them as much again: more than 10x the
-1 Hz poll's whole budget (the poll benchmark's p95 was 28 ms before). So cells are encoded and
-decoded here, column-wise, for the layout every protobuf serializer writes (fields in order,
-each once, defaults omitted, `index` present even when 0 — protobuf-c++ on BMv2, upb, and the
-encoder below). A response in any other layout is decoded by the generated messages instead
-(`_generated_cells`), so this module only ever makes the common case fast, never a wrong answer;
-`tests/emulator/test_cells.py` holds both directions to the generated messages.
+1 Hz poll's budget (the poll benchmark's p95 was 28 ms with the numba codec this replaces). So
+cells are encoded and decoded here, column-wise, for the layout every protobuf serializer writes
+(fields in order, each once, defaults omitted, `index` present even when 0 — protobuf-c++ on
+BMv2, upb, and the encoder below). A response in any other layout is decoded by the generated
+messages instead (`_generated_cells`), so this module only ever makes the common case fast,
+never a wrong answer; `tests/emulator/test_cells.py` holds both directions to the generated
+messages.
 
 Values are the 64 bits sent: P4Runtime's int64 counters hold a switch's uint64 ones, so a count
 past 2^63 arrives as a negative int64 and is read back here as the uint64 it was.
