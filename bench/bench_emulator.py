@@ -31,8 +31,9 @@ from sliceportal.emulator.model.traffic import Profile, SourceSpec
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.experiments.paper import EXPERIMENTS
 from sliceportal.experiments.runner import deploy, open_session
-from sliceportal.p4rt import wire
+from sliceportal.p4rt import cells, proto
 from sliceportal.p4rt.p4info import P4InfoIndex
+from sliceportal.p4rt.proto import p4r
 
 PORTS = 4
 SLICE_RATE_BPS = 2e6
@@ -113,24 +114,25 @@ def many_slices() -> None:
         )
         model.advance(0.5)
         packets_per_second("simulated, 4,095 Poisson slices on 4 ports", model, 3.0)
-        cells = sum(info.size for info in program.counters.values())
+        cell_count = sum(info.size for info in program.counters.values())
         options = [("grpc.max_receive_message_length", 64 << 20)]
         with grpc.insecure_channel(server.address, options=options) as channel:
             read = channel.unary_stream("/p4.v1.P4Runtime/Read")
-            everything = wire.encode_entity(wire.EntityKind.COUNTER_ENTRY, b"")  # counter_id 0
-            request = wire.encode_read_request(1, [everything])
+            everything = p4r.Entity(counter_entry=p4r.CounterEntry())  # counter_id 0: all
+            request = p4r.ReadRequest(device_id=1, entities=[everything]).SerializeToString()
             reads, decodes = [], []
             for _ in range(5):
                 responses: list[bytes] = []
                 reads.append(timed(partial(fetch, read, request, responses))[1])
                 decodes.append(timed(partial(decode_all, responses))[0])
-            assert decode_all(responses) == cells
+            assert decode_all(responses) == cell_count
         size = sum(len(r) for r in responses)
         print(
-            f"wildcard read of all counters, 4,096 slices ({cells:,} cells, {size / 1e6:.2f} MB): "
+            f"wildcard read of all counters, 4,096 slices ({cell_count:,} cells, "
+            f"{size / 1e6:.2f} MB): "
             f"median {statistics.median(reads) * 1e3:.0f} ms wall over P4Runtime (raw gRPC), "
             f"+ {statistics.median(decodes) * 1e3:.0f} ms CPU to decode "
-            "(p4rt.wire.counter_cells)"
+            f"(p4rt.cells, protobuf {proto.backend()})"
         )
 
 
@@ -140,7 +142,7 @@ def fetch(read: Any, request: bytes, into: list[bytes]) -> None:
 
 
 def decode_all(responses: list[bytes]) -> int:
-    return len(wire.counter_cells(responses).indices)
+    return len(cells.decode(responses, cells.CellKind.COUNTER))
 
 
 def main() -> None:

@@ -48,7 +48,9 @@ from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
 from sliceportal.domain.telemetry import counter_indices, register_indices
-from sliceportal.switches.p4runtime import SessionPool, SwitchTarget
+from sliceportal.p4rt import proto
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.session import SessionPool
 from sliceportal.telemetry.inventory import SliceWatch, SwitchWatch
 from sliceportal.telemetry.poller import Poller, SwitchPoller
 
@@ -146,6 +148,7 @@ def bench_poll(address: str, polls: int) -> None:
         time.sleep(0.2)
     pool.close()
     cells = c.MAX_SLICES * poller.cells_per_slice
+    print(f"protobuf backend: {proto.backend()}")
     print(f"poll and parse, {c.MAX_SLICES} slices ({cells} cells): {percentiles(times)}")
     print(f"  of which the P4Runtime reads (adapter and emulator): {percentiles(reads)}")
 

@@ -20,7 +20,9 @@ from scapy.all import IP, UDP, Dot1Q, Ether, Raw  # type: ignore[import-untyped]
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
-from sliceportal.switches.p4runtime import SwitchTarget, connect, load_pipeline
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.pipeline import load_pipeline
+from sliceportal.p4rt.session import connect
 
 SWITCH_MAC = "02:00:00:00:00:fe"
 H1_MAC, H2_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02"

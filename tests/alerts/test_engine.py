@@ -21,8 +21,8 @@ from sliceportal.domain import analyze, slice_spec
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.sla import Rule, Targets
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.p4rt.session import SessionPool
 from sliceportal.schemas.choices import AlertEventKind, AlertState
-from sliceportal.switches.p4runtime import SessionPool
 from sliceportal.telemetry.inventory import load_inventory
 from sliceportal.telemetry.poller import SampleSink, SwitchPoller
 from telemetry.helpers import Cells, SwitchCounters, create_emulator_slices, dp_sid_of
@@ -116,7 +116,7 @@ def test_the_inventory_holds_the_sla_and_the_analytical_bound(
         delay_bound_s=bound.worst_case_delay_s,
     )
     assert watched.hist_target == dp.histogram_target(0.02)  # what desired.py deploys
-    assert watch.budget_cells == settings.telemetry_emulator_cells_per_period
+    assert watch.budget_cells == settings.telemetry_cells_per_period
 
 
 def test_a_delay_breach_on_the_switch_raises_an_alert(

@@ -14,7 +14,8 @@ from sliceportal.core.config import Settings
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.session import create_db_engine
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.switches.p4runtime import SessionPool, settings_pipeline
+from sliceportal.p4rt.pipeline import settings_pipeline
+from sliceportal.p4rt.session import SessionPool
 
 
 @pytest.fixture

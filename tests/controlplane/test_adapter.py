@@ -18,17 +18,10 @@ from sliceportal.domain import reconcile as rc
 from sliceportal.emulator import entities
 from sliceportal.emulator.errors import Code, P4RuntimeError
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.switches.p4runtime import (
-    SessionPool,
-    SwitchError,
-    SwitchSession,
-    SwitchTarget,
-    TransientSwitchError,
-    _channel,
-    connect,
-    pipeline_cookie,
-    settings_pipeline,
-)
+from sliceportal.p4rt.connection import SwitchTarget, open_channel
+from sliceportal.p4rt.errors import SwitchError, TransientSwitchError
+from sliceportal.p4rt.pipeline import pipeline_cookie, settings_pipeline
+from sliceportal.p4rt.session import SessionPool, SwitchSession, connect
 
 MBIT = 1e6
 
@@ -195,7 +188,7 @@ def test_registers_are_read_where_the_target_can_and_none_where_it_cannot(
     read = entities.read
 
     def like_bmv2(state: object, entity: object) -> object:
-        if getattr(entity, "kind", None) == entities.EntityKind.REGISTER_ENTRY:
+        if entity.WhichOneof("entity") == "register_entry":
             raise P4RuntimeError(Code.UNIMPLEMENTED, "not implemented (p4lang/PI#376)")
         return read(state, entity)  # type: ignore[arg-type]
 
@@ -270,7 +263,7 @@ def test_a_switch_back_on_its_address_is_found_by_the_next_session(settings: Set
     for attempt in range(24):
         address = f"127.0.0.1:{free_tcp_port()}"
         # the adapter's own channel, as another session to the switch has it
-        stale = _channel(SwitchTarget(1, address, 1, 1), settings.p4rt_batch_size)
+        stale = open_channel(SwitchTarget(1, address, 1, 1), settings.p4rt_batch_size)
         stale.subscribe(lambda _: None, try_to_connect=True)
         time.sleep(0.05 * (attempt % 8))
         with EmulatorServer(address, 1, load_pipeline=True):

@@ -20,7 +20,8 @@ from sliceportal.core.embedded import free_tcp_port
 from sliceportal.db.models import OutboxMessage, SliceSwitch
 from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.switches.p4runtime import SwitchTarget, connect
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.session import connect
 from utils.factories import switch_body
 
 

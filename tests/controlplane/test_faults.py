@@ -53,8 +53,11 @@ from sliceportal.domain import reconcile as rc
 from sliceportal.emulator import entities
 from sliceportal.emulator.errors import Code, P4RuntimeError
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.errors import SwitchError
+from sliceportal.p4rt.pipeline import settings_pipeline
+from sliceportal.p4rt.session import connect
 from sliceportal.schemas.choices import Role
-from sliceportal.switches.p4runtime import SwitchError, SwitchTarget, connect, settings_pipeline
 from sliceportal.taskqueue import INCLUDE
 from utils import factories
 from utils.factories import slice_body
@@ -400,8 +403,8 @@ def test_a_lower_election_id_cannot_write_and_a_bad_entry_fails_only_its_slice(
         apply_update = entities.apply_update
 
         def table_full_for_dp_sid_3(state: object, update: Any) -> None:
-            body = update.entity.body
-            if getattr(body, "table_id", None) == 0x02000004 and body.match[0].value == b"\x03":
+            body = update.entity.table_entry
+            if body.table_id == 0x02000004 and body.match[0].exact.value == b"\x03":
                 raise P4RuntimeError(Code.RESOURCE_EXHAUSTED, "slice_policy is full")
             apply_update(state, update)  # type: ignore[arg-type]
 

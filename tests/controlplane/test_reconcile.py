@@ -23,9 +23,11 @@ from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.emulator import entities
 from sliceportal.emulator.errors import Code, P4RuntimeError
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.errors import TransientSwitchError
+from sliceportal.p4rt.session import connect
 from sliceportal.schemas.choices import SwitchState
 from sliceportal.services import slices
-from sliceportal.switches.p4runtime import SwitchTarget, TransientSwitchError, connect
 
 
 def held(emulator: EmulatorServer, settings: Settings) -> list[dp.TableEntry]:
@@ -206,8 +208,8 @@ def test_a_refused_entry_fails_only_its_slice_with_the_switchs_error(
     apply_update = entities.apply_update
 
     def refuse_the_second_policy(state: object, update: object) -> None:
-        body = update.entity.body  # type: ignore[attr-defined]
-        if getattr(body, "table_id", None) == 0x02000004 and body.match[0].value == b"\x02":
+        body = update.entity.table_entry  # type: ignore[attr-defined]
+        if body.table_id == 0x02000004 and body.match[0].exact.value == b"\x02":
             raise P4RuntimeError(Code.RESOURCE_EXHAUSTED, "slice_policy is full")
         apply_update(state, update)  # type: ignore[arg-type]
 

@@ -27,7 +27,8 @@ from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
 from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.switches.p4runtime import SwitchTarget, connect
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.session import connect
 
 SLICEPORTAL = Path(sys.executable).with_name("sliceportal")
 TIMEOUT_S = 60

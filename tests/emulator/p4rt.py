@@ -11,11 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from google.protobuf import text_format
-from google.rpc import status_pb2
-from p4.config.v1 import p4info_pb2
-from p4.v1 import p4runtime_pb2 as p4r
-from p4.v1 import p4runtime_pb2_grpc
+
+from sliceportal.p4rt.proto import p4i, p4r, p4r_grpc, rpc_status, text_format
 
 P4INFO = Path(__file__).parent / "data" / "test.p4info.txtpb"
 
@@ -36,7 +33,7 @@ Code = grpc.StatusCode
 
 
 def load_p4info(path: Path = P4INFO) -> Any:
-    message = p4info_pb2.P4Info()
+    message = p4i.P4Info()
     text_format.Parse(path.read_text(), message)
     return message
 
@@ -162,7 +159,7 @@ def batch_errors(error: grpc.RpcError) -> list[Any]:
     """The p4.v1.Error of every update of a failed Write, in order."""
     for key, value in error.trailing_metadata() or ():
         if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)
+            status = rpc_status.Status.FromString(value)
             out = []
             for detail in status.details:
                 p4_error = p4r.Error()
@@ -189,7 +186,7 @@ class Controller:
     ) -> None:
         # Status details of a 1,000-update batch exceed gRPC's 8 KB metadata default.
         self.channel = grpc.insecure_channel(address, options=[("grpc.max_metadata_size", 1 << 20)])
-        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
+        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
         self.device_id = device_id
         self.role = role
         self.election_id = election_id

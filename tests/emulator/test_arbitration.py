@@ -6,7 +6,6 @@ import time
 
 import grpc
 import pytest
-from p4.v1 import p4runtime_pb2 as p4r
 
 from emulator.p4rt import (
     INSERT,
@@ -19,6 +18,7 @@ from emulator.p4rt import (
     update,
 )
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.p4rt.proto import p4r
 
 OK, ALREADY_EXISTS, NOT_FOUND = 0, 6, 5
 

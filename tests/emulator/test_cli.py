@@ -11,11 +11,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from p4.v1 import p4runtime_pb2 as p4r
-from p4.v1 import p4runtime_pb2_grpc
 
 from emulator.p4rt import P4INFO
 from sliceportal.cli import switch as switch_cli
+from sliceportal.p4rt.proto import p4r
+from sliceportal.p4rt.proto import p4r_grpc as p4runtime_pb2_grpc
 
 
 def free_port() -> int:

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import grpc
 import pytest
-from google.protobuf import text_format
-from p4.v1 import p4runtime_pb2 as p4r
-from p4runtime_sh.p4runtime import P4RuntimeClient, P4RuntimeException
 
 from emulator.p4rt import (
     INSERT,
@@ -23,6 +19,7 @@ from emulator.p4rt import (
     update,
 )
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.p4rt.proto import p4r
 
 Action = p4r.SetForwardingPipelineConfigRequest
 Response = p4r.GetForwardingPipelineConfigRequest
@@ -30,20 +27,18 @@ BMV2_JSON = json.dumps({"header_types": [], "pipelines": [{"name": "ingress"}]})
 
 
 def test_capabilities_reports_the_p4runtime_version(server: EmulatorServer) -> None:
-    client = P4RuntimeClient(1, server.address, (0, 1))
-    assert client.api_version() == "1.4.1"
-    client.tear_down()
+    controller = Controller(server.address, 1)
+    reply = controller.stub.Capabilities(p4r.CapabilitiesRequest())
+    assert reply.p4runtime_api_version == "1.4.1"
+    controller.close()
 
 
-def test_p4runtime_shell_client_sets_and_gets_the_pipeline(
-    server: EmulatorServer, tmp_path: Path
-) -> None:
-    device_config = tmp_path / "sliceportal.json"
-    device_config.write_bytes(BMV2_JSON)
-    client = P4RuntimeClient(1, server.address, (0, 1))
-    client.set_fwd_pipe_config(str(P4INFO), str(device_config))
-    assert client.get_p4info() == load_p4info()
-    client.tear_down()
+def test_a_controller_sets_and_gets_the_pipeline(server: EmulatorServer) -> None:
+    controller = Controller(server.address, 1)
+    controller.set_pipeline(device_config=BMV2_JSON)
+    reply = controller.get_pipeline(Response.P4INFO_AND_COOKIE)
+    assert reply.config.p4info == load_p4info()
+    controller.close()
 
 
 def test_a_new_switch_has_no_pipeline(server: EmulatorServer) -> None:
@@ -208,15 +203,12 @@ def test_load_pipeline_starts_with_the_program_committed() -> None:
         controller.close()
 
 
-def test_p4runtime_shell_reports_a_refused_pipeline(server: EmulatorServer, tmp_path: Path) -> None:
+def test_a_refused_pipeline_says_why(server: EmulatorServer) -> None:
     other = load_p4info()
     other.tables[0].preamble.name = "ingress.renamed"
-    path = tmp_path / "other.p4info.txtpb"
-    path.write_text(text_format.MessageToString(other))
-    device_config = tmp_path / "empty.bin"
-    device_config.write_bytes(b"")
-    client = P4RuntimeClient(1, server.address, (0, 1))
-    with pytest.raises(P4RuntimeException) as caught:
-        client.set_fwd_pipe_config(str(path), str(device_config))
-    assert "INVALID_ARGUMENT" in str(caught.value) and "ingress.renamed" in str(caught.value)
-    client.tear_down()
+    controller = Controller(server.address, 1)
+    with pytest.raises(grpc.RpcError) as caught:
+        controller.set_pipeline(p4info=other)
+    assert caught.value.code() == Code.INVALID_ARGUMENT
+    assert "ingress.renamed" in (caught.value.details() or "")
+    controller.close()

@@ -7,8 +7,6 @@ from functools import partial
 import grpc
 import numpy as np
 import pytest
-from p4.v1 import p4runtime_pb2 as p4r
-from p4runtime_sh.p4runtime import P4RuntimeClient
 
 from emulator.p4rt import (
     ACL,
@@ -26,7 +24,6 @@ from emulator.p4rt import (
     Controller,
     classifier_entry,
     counter_entry,
-    entity,
     exact,
     register_entry,
     slice_entry,
@@ -34,8 +31,10 @@ from emulator.p4rt import (
     ternary,
     update,
 )
-from sliceportal.emulator import wire
+from sliceportal.emulator import service
 from sliceportal.emulator.server import EmulatorServer
+from sliceportal.p4rt import cells
+from sliceportal.p4rt.proto import p4r
 
 NET_10 = b"\x0a\x00\x00\x00"
 
@@ -135,7 +134,8 @@ def test_counter_read_by_index_and_packets_only_unit(
 def test_a_large_read_is_streamed_in_several_responses(
     controller: Controller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(wire, "read_responses", partial(wire.read_responses, max_bytes=8_000))
+    monkeypatch.setattr(cells, "CHUNK_CELLS", 128)
+    monkeypatch.setattr(service, "read_responses", partial(service.read_responses, max_bytes=8_000))
     request = p4r.ReadRequest(device_id=1)
     request.entities.add().counter_entry.counter_id = SLICE_FORWARDED
     responses = list(controller.stub.Read(request))
@@ -249,7 +249,9 @@ def test_an_empty_result_is_one_empty_response(controller: Controller) -> None:
 
 def test_backups_and_strangers_may_read(controller: Controller, server: EmulatorServer) -> None:
     controller.write(update(INSERT, slice_entry(1)))
-    client = P4RuntimeClient(1, server.address, (0, 0))  # a backup: reading is open to all
-    responses = list(client.read_one(entity(table_entry(SLICE_BY_ID))))
-    assert [e.table_entry for r in responses for e in r.entities] == [slice_entry(1)]
-    client.tear_down()
+    backup = Controller(server.address, 0)  # a backup: reading is open to all
+    assert [e.table_entry for e in backup.read(table_entry(SLICE_BY_ID))] == [slice_entry(1)]
+    backup.close()
+    stranger = Controller(server.address, None, arbitrate=False)
+    assert [e.table_entry for e in stranger.read(table_entry(SLICE_BY_ID))] == [slice_entry(1)]
+    stranger.close()

@@ -5,16 +5,14 @@ so these tests follow the program as it changes."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from p4.v1 import p4runtime_pb2 as p4r
-from p4runtime_sh.p4runtime import P4RuntimeClient
 
 from emulator.p4rt import (
     INSERT,
     MODIFY,
+    Controller,
     canonical,
     counter_entry,
     entity,
@@ -29,22 +27,41 @@ from emulator.p4rt import (
 )
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.emulator.wire import MatchKind
-from sliceportal.p4rt.p4info import ActionScope, P4InfoIndex, TableInfo
+from sliceportal.p4rt.p4info import ActionScope, MatchType, P4InfoIndex, TableInfo
+from sliceportal.p4rt.proto import p4r
 
 PROGRAM = P4InfoIndex.from_file(DEFAULT_P4INFO)
 
 
+class Client:
+    """A primary controller of the emulator serving the default program, writing whole
+    WriteRequests (the device and election ids filled in)."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+
+    def write(self, request: Any) -> None:
+        request.device_id = self.controller.device_id
+        self.controller._election(request)
+        self.controller.stub.Write(request)
+
+    def get_p4info(self) -> Any:
+        response_type = p4r.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE
+        return self.controller.get_pipeline(response_type).config.p4info
+
+    def read_one(self, message: Any) -> Any:
+        request = p4r.ReadRequest(device_id=self.controller.device_id, entities=[message])
+        return self.controller.stub.Read(request)
+
+
 @pytest.fixture
-def client(tmp_path: Path) -> Iterator[P4RuntimeClient]:
-    """A primary p4runtime-shell client of an emulator serving the default program."""
+def client() -> Iterator[Client]:
+    """A primary controller of an emulator serving the default program."""
     with EmulatorServer("127.0.0.1:0") as emulator:
-        device_config = tmp_path / "device_config.bin"
-        device_config.write_bytes(b"")
-        shell = P4RuntimeClient(1, emulator.address, (0, 1))
-        shell.set_fwd_pipe_config(str(DEFAULT_P4INFO), str(device_config))
-        yield shell
-        shell.tear_down()
+        controller = Controller(emulator.address, 1)
+        controller.set_pipeline(p4info=PROGRAM.message)
+        yield Client(controller)
+        controller.close()
 
 
 def some_entry(table: TableInfo, n: int = 1) -> Any:
@@ -52,14 +69,14 @@ def some_entry(table: TableInfo, n: int = 1) -> Any:
     matches = []
     for field in table.match_fields:
         top = (1 << field.bitwidth) - 1
-        if field.kind == MatchKind.EXACT:
+        if field.kind == MatchType.EXACT:
             matches.append(exact(field.id, canonical(n)))
-        elif field.kind == MatchKind.LPM:
+        elif field.kind == MatchType.LPM:
             prefix = min(field.bitwidth, max(1, n.bit_length()))
             matches.append(lpm(field.id, canonical(n << (field.bitwidth - prefix)), prefix))
-        elif field.kind == MatchKind.TERNARY:
+        elif field.kind == MatchType.TERNARY:
             matches.append(ternary(field.id, canonical(n & top), canonical(top)))
-        elif field.kind == MatchKind.RANGE:
+        elif field.kind == MatchType.RANGE:
             matches.append(range_(field.id, canonical(n), canonical(n + 1)))
         else:
             matches.append(optional(field.id, canonical(n)))
@@ -70,19 +87,17 @@ def some_entry(table: TableInfo, n: int = 1) -> Any:
     )
 
 
-def read(client: P4RuntimeClient, message: Any) -> list[Any]:
+def read(client: Client, message: Any) -> list[Any]:
     return [e for response in client.read_one(entity(message)) for e in response.entities]
 
 
-def test_the_default_program_is_served(client: P4RuntimeClient) -> None:
+def test_the_default_program_is_served(client: Client) -> None:
     assert client.get_p4info() == PROGRAM.message
     assert PROGRAM.tables and PROGRAM.counters and PROGRAM.registers
 
 
 @pytest.mark.parametrize("table", PROGRAM.tables.values(), ids=lambda t: t.name)
-def test_every_table_takes_entries_and_reads_them_back(
-    client: P4RuntimeClient, table: TableInfo
-) -> None:
+def test_every_table_takes_entries_and_reads_them_back(client: Client, table: TableInfo) -> None:
     entries = [some_entry(table, n) for n in (1, 2, 3)]
     request = p4r.WriteRequest()
     request.updates.extend(update(INSERT, e) for e in entries)
@@ -90,7 +105,7 @@ def test_every_table_takes_entries_and_reads_them_back(
     assert [e.table_entry for e in read(client, table_entry(table.id))] == entries
 
 
-def test_all_tables_at_once(client: P4RuntimeClient) -> None:
+def test_all_tables_at_once(client: Client) -> None:
     request = p4r.WriteRequest()
     request.updates.extend(update(INSERT, some_entry(t)) for t in PROGRAM.tables.values())
     client.write(request)
@@ -99,7 +114,7 @@ def test_all_tables_at_once(client: P4RuntimeClient) -> None:
 
 
 @pytest.mark.parametrize("counter", PROGRAM.counters.values(), ids=lambda c: c.name)
-def test_every_counter_reads_whole_and_by_index(client: P4RuntimeClient, counter: Any) -> None:
+def test_every_counter_reads_whole_and_by_index(client: Client, counter: Any) -> None:
     last = counter.size - 1
     request = p4r.WriteRequest()
     request.updates.append(
@@ -113,7 +128,7 @@ def test_every_counter_reads_whole_and_by_index(client: P4RuntimeClient, counter
 
 
 @pytest.mark.parametrize("register", PROGRAM.registers.values(), ids=lambda r: r.name)
-def test_every_register_holds_its_full_width(client: P4RuntimeClient, register: Any) -> None:
+def test_every_register_holds_its_full_width(client: Client, register: Any) -> None:
     top = canonical((1 << register.bitwidth) - 1)
     request = p4r.WriteRequest()
     request.updates.append(update(MODIFY, register_entry(register.id, register.size - 1, top)))
@@ -122,7 +137,7 @@ def test_every_register_holds_its_full_width(client: P4RuntimeClient, register: 
     assert cell.register_entry.data.bitstring == top
 
 
-def test_meters_take_configs_by_modify_and_read_them_back(client: P4RuntimeClient) -> None:
+def test_meters_take_configs_by_modify_and_read_them_back(client: Client) -> None:
     """slice_meter (the meter baseline): cells exist, so only MODIFY; an unset config resets."""
     (meter,) = PROGRAM.meters.values()
     config = p4r.MeterConfig(cir=6_000_000, cburst=120_000, pir=6_000_000, pburst=120_000)
@@ -170,7 +185,7 @@ def test_meters_take_configs_by_modify_and_read_them_back(client: P4RuntimeClien
     ids=["insert", "index-too-high", "pir-below-cir", "negative"],
 )
 def test_bad_meter_writes_are_refused(
-    client: P4RuntimeClient, kind: int, message: dict[str, Any], code: str
+    client: Client, kind: int, message: dict[str, Any], code: str
 ) -> None:
     (meter,) = PROGRAM.meters.values()
     entry = p4r.MeterEntry(meter_id=meter.id, index=p4r.Index(index=message["index"]))

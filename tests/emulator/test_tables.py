@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from p4.v1 import p4runtime_pb2 as p4r
 
 from emulator.p4rt import (
     ACL,
@@ -25,10 +24,11 @@ from emulator.p4rt import (
     ternary,
     update,
 )
-from sliceportal.emulator import entities, wire
+from sliceportal.emulator import entities, service
 from sliceportal.emulator.errors import Code, P4RuntimeError
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 from sliceportal.p4rt.p4info import P4InfoIndex
+from sliceportal.p4rt.proto import p4r
 
 PROGRAM = P4InfoIndex.from_file(P4INFO)
 
@@ -37,18 +37,18 @@ def padded(value: int, extra: int) -> bytes:
     return b"\x00" * extra + canonical(value)
 
 
-def apply(state: SwitchState, message: Any) -> None:
+def apply(state: DeviceState, message: Any) -> None:
     request = p4r.WriteRequest()
     request.updates.append(message)
-    (decoded,) = wire.decode_write_request(request.SerializeToString()).updates
+    (decoded,) = p4r.WriteRequest.FromString(request.SerializeToString()).updates
     entities.apply_update(state, decoded)
 
 
-def read_table(state: SwitchState, table_id: int) -> list[Any]:
+def read_table(state: DeviceState, table_id: int) -> list[Any]:
     request = p4r.ReadRequest()
     request.entities.add().table_entry.table_id = table_id
-    (decoded,) = wire.decode_read_request(request.SerializeToString()).entities
-    raw = b"".join(wire.read_responses(entities.read(state, decoded)))
+    (decoded,) = p4r.ReadRequest.FromString(request.SerializeToString()).entities
+    raw = b"".join(service.read_responses(entities.read(state, decoded)))
     return [e.table_entry for e in p4r.ReadResponse.FromString(raw).entities]
 
 
@@ -85,7 +85,7 @@ def build(fields: list[tuple[int, Any]], priority: int, pad: int) -> Any:
 @given(entry=acl_entries(), pad=st.integers(0, 3), other_pad=st.integers(0, 3))
 def test_any_acl_entry_reads_back_canonical(entry: Any, pad: int, other_pad: int) -> None:
     fields, priority = entry
-    state = SwitchState(PROGRAM)
+    state = DeviceState(PROGRAM)
     apply(state, update(INSERT, build(fields, priority, pad)))
     assert read_table(state, ACL) == [build(fields, priority, 0)]
     with pytest.raises(P4RuntimeError) as caught:
@@ -103,7 +103,7 @@ def test_any_acl_entry_reads_back_canonical(entry: Any, pad: int, other_pad: int
 def test_lpm_values_need_zero_bits_beyond_the_prefix(
     vid: int, prefix_len: int, address: int, pad: int
 ) -> None:
-    state = SwitchState(PROGRAM)
+    state = DeviceState(PROGRAM)
     host_bits = address & ((1 << (32 - prefix_len)) - 1)
     entry = table_entry(
         CLASSIFIER, [exact(1, padded(vid, pad)), lpm(2, padded(address, pad), prefix_len)], DROP
@@ -126,7 +126,7 @@ def test_lpm_values_need_zero_bits_beyond_the_prefix(
 @given(value=st.binary(max_size=4))
 def test_values_fit_their_bitwidth_or_are_refused(value: bytes) -> None:
     """The classifier's vid is 12 bits wide: refused iff empty or above 4095."""
-    state = SwitchState(PROGRAM)
+    state = DeviceState(PROGRAM)
     entry = table_entry(CLASSIFIER, [exact(1, value)], DROP)
     number = int.from_bytes(value, "big")
     if value and number < 2**12:

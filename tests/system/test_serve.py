@@ -17,7 +17,8 @@ import psutil
 
 from sliceportal.core.embedded import free_tcp_port
 from sliceportal.domain import dataplane as dp
-from sliceportal.switches.p4runtime import SwitchTarget, connect
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.session import connect
 
 SLICEPORTAL = Path(sys.executable).parent / "sliceportal"
 

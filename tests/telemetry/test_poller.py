@@ -22,7 +22,7 @@ from sliceportal.db import samples as store
 from sliceportal.db.models import TelemetrySample
 from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.switches.p4runtime import SessionPool
+from sliceportal.p4rt.session import SessionPool
 from sliceportal.telemetry.inventory import SwitchWatch, load_inventory
 from sliceportal.telemetry.poller import SampleSink, SwitchPoller
 from telemetry.helpers import (

@@ -14,15 +14,12 @@ from sliceportal.domain import p4constants as c
 from sliceportal.domain.telemetry import counter_indices, readings, register_indices
 from sliceportal.emulator import entities
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.emulator.state import SwitchState
-from sliceportal.emulator.wire import Entity
-from sliceportal.switches.p4runtime import (
-    WILDCARD_SHARE,
-    SessionPool,
-    SwitchError,
-    SwitchSession,
-    SwitchTarget,
-)
+from sliceportal.emulator.state import DeviceState
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.errors import SwitchError
+from sliceportal.p4rt.proto import p4r
+from sliceportal.p4rt.reads import WILDCARD_SHARE
+from sliceportal.p4rt.session import SessionPool, SwitchSession
 
 
 @pytest.fixture
@@ -32,15 +29,22 @@ def session(emulator: EmulatorServer, settings: Settings) -> Iterator[SwitchSess
     pool.close()
 
 
+def _index(entity: p4r.Entity) -> int | None:
+    """The cell a counter or register entity names; None for a wildcard."""
+    body = getattr(entity, entity.WhichOneof("entity") or "counter_entry")
+    return int(body.index.index) if body.HasField("index") else None
+
+
 @pytest.fixture
 def asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int | None]]:
     """(kind, index) of every entity the emulator is asked to read."""
     seen: list[tuple[str, int | None]] = []
     read = entities.read
 
-    def recording(state: SwitchState, entity: Entity) -> object:
-        assert entity.kind is not None
-        seen.append((entity.kind.name, getattr(entity.body, "index", None)))
+    def recording(state: DeviceState, entity: p4r.Entity) -> object:
+        kind = entity.WhichOneof("entity")
+        assert kind is not None
+        seen.append((kind.upper(), _index(entity)))
         return read(state, entity)
 
     monkeypatch.setattr(entities, "read", recording)
@@ -108,9 +112,9 @@ def test_a_cell_the_switch_leaves_out_is_an_error(
 ) -> None:
     read = entities.read
 
-    def forgetful(state: SwitchState, entity: Entity) -> object:
+    def forgetful(state: DeviceState, entity: p4r.Entity) -> object:
         found = read(state, entity)
-        return [] if getattr(entity.body, "index", None) == 4 else found
+        return [] if _index(entity) == 4 else found
 
     monkeypatch.setattr(entities, "read", forgetful)
     with pytest.raises(SwitchError, match=f"cell 4 of {dp.FORWARDED}"):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,27 +59,16 @@ SHELL_BOOTSTRAP = "cli/shell_bootstrap.py"
 """Run by p4runtime-shell's own interpreter (.venv-shell), never imported by the portal."""
 
 
-def _portal_depends_on_p4runtime_shell() -> bool:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return any(dep.startswith("p4runtime-shell") for dep in project["dependencies"])
-
-
 def test_no_module_of_the_portal_imports_p4runtime_shell() -> None:
     """p4runtime-shell pins an old protobuf: only the bootstrap that its own environment runs
-    (`sliceportal shell`) imports it, and no module of the portal imports that bootstrap.
-    The P4Runtime adapter may still import it only while the portal's own dependencies list
-    p4runtime-shell (until the portal's P4Runtime client moves to a current protobuf)."""
+    (`sliceportal shell`) imports it, and no module of the portal imports that bootstrap."""
     imports = _imports(".")
     users = {
         path
         for path, names in imports.items()
         if any(n.split(".")[0] == "p4runtime_sh" for n in names)
     }
-    allowed = {SHELL_BOOTSTRAP}
-    if _portal_depends_on_p4runtime_shell():
-        allowed.add("switches/p4runtime.py")
-    assert SHELL_BOOTSTRAP in users
-    assert users <= allowed, sorted(users - allowed)
+    assert users == {SHELL_BOOTSTRAP}, sorted(users)
 
     module = "sliceportal." + SHELL_BOOTSTRAP.removesuffix(".py").replace("/", ".")
     importers = sorted(
@@ -98,6 +86,18 @@ def _imports_from(path: str, name: str) -> bool:
         isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names)
         for node in ast.walk(tree)
     )
+
+
+def test_only_p4rt_proto_imports_the_generated_messages() -> None:
+    """One module imports the generated P4Runtime stubs (the bootstrap runs in .venv-shell, on
+    p4runtime-shell's own stubs)."""
+    users = sorted(
+        path
+        for path, names in _imports(".").items()
+        if path != SHELL_BOOTSTRAP
+        and any(n.split(".")[0] in ("finsy", "p4") or n.startswith("google.rpc") for n in names)
+    )
+    assert users == ["p4rt/proto.py"]
 
 
 def _stdlib() -> frozenset[str]:

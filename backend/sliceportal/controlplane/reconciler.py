@@ -42,16 +42,12 @@ from sliceportal.db.changes import Change, ChangeContext
 from sliceportal.db.models import Slice, SliceDeployment, SliceSwitch, Switch, SwitchSync
 from sliceportal.domain import reconcile as rc
 from sliceportal.domain.dataplane import MeterConfig, TableEntry
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.errors import SwitchError, TransientSwitchError
+from sliceportal.p4rt.pipeline import Pipeline
+from sliceportal.p4rt.session import SessionPool, SwitchSession
 from sliceportal.schemas.choices import ChangeAction, SliceState, SwitchState
 from sliceportal.services.slices import slice_query
-from sliceportal.switches.p4runtime import (
-    Pipeline,
-    SessionPool,
-    SwitchError,
-    SwitchSession,
-    SwitchTarget,
-    TransientSwitchError,
-)
 
 logger = logging.getLogger(__name__)
 

@@ -40,14 +40,11 @@ from sliceportal.db.session import (
     process_engine,
     process_session,
 )
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.errors import SwitchError, TransientSwitchError
+from sliceportal.p4rt.pipeline import settings_pipeline
+from sliceportal.p4rt.session import shared_pool
 from sliceportal.schemas.choices import SwitchState
-from sliceportal.switches.p4runtime import (
-    SwitchError,
-    SwitchTarget,
-    TransientSwitchError,
-    settings_pipeline,
-    shared_pool,
-)
 from sliceportal.taskqueue import celery_app
 
 logger = logging.getLogger(__name__)

@@ -70,9 +70,11 @@ class Settings(BaseSettings):
     bootstrap_switches: str = ""
     # Telemetry and alerts (docs/telemetry.md).
     telemetry_poll_interval_s: float = Field(default=1.0, ge=0.05, le=60)
-    telemetry_cells_per_period: int = Field(default=2000, ge=1)
-    """Counter cells read per switch and period on BMv2 and other targets (BMv2: ~0.1 ms each)."""
-    telemetry_emulator_cells_per_period: int = Field(default=100_000, ge=1)
+    telemetry_cells_per_period: int = Field(default=100_000, ge=1)
+    """Counter cells read per switch and period, any kind of switch: every cell of 4,096 slices
+    (81,920) fits. Measured on BMv2 (behavioral-model of 2023-11): all 81,920 counter cells in
+    31.9 ms, 4,096 named cells at 0.53 us each; the emulator is as fast. (It was 2,000 for BMv2,
+    from a figure of ~0.1 ms a cell that was the pure-Python protobuf's own parsing.)"""
     telemetry_refresh_s: float = Field(default=5.0, gt=0)
     """How often the poller re-reads switches, slices, SLAs and analytical bounds."""
     telemetry_downsample_after_s: int = Field(default=3600, ge=60)

@@ -581,8 +581,8 @@ def histogram_index(dp_sid: int, bucket: int) -> int:
 def counter_cells(dp_sid: int) -> tuple[tuple[str, int], ...]:
     """The counter cells of one slice, for a poller that reads only the slices that exist.
 
-    BMv2 answers about one cell per 0.1 ms, and a wildcard read of a histogram is all its
-    HIST_SIZE cells: read these 4 + 2 x HIST_BUCKETS cells per slice instead.
+    These 4 + 2 x HIST_BUCKETS cells; the adapter reads a whole array instead when most of
+    it is wanted (`p4rt.reads.WILDCARD_SHARE`, with BMv2's measured costs).
     """
     _int_in(dp_sid, "dp_sid", 0, c.MAX_SLICES - 1)
     cells = [(name, dp_sid) for name in (FORWARDED, VQ_DROPPED, REAL_DROPPED, ECN_MARKED)]

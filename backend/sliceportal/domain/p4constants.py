@@ -87,8 +87,9 @@ slice drops every full-size packet."""
 
 HIST_BUCKET_BITS: Final = 3
 """log2 of the delay-histogram buckets per slice: 8 buckets, the histogram cell of (slice,
-bucket) is dp_sid * 8 + bucket. BMv2 reads counters one cell at a time (about 0.1 ms
-each), so the cells per slice stay few."""
+bucket) is dp_sid * 8 + bucket. Eight buckets are what the alerts' percentiles need; the
+cost of reading them is small (BMv2, 2023-11: 0.53 us a named cell, a whole 32,768-cell
+histogram in 12.2 ms)."""
 
 HIST_BEST_EFFORT_TARGET_US: Final = 20000
 """Delay target of best effort's histograms, microseconds (slices use their own: the top

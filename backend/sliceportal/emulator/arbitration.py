@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sliceportal.emulator.errors import Code, P4RuntimeError, invalid
-from sliceportal.p4rt.pb import p4runtime_pb2
+from sliceportal.p4rt.proto import p4r
 
 # Open streams per device, as in BMv2 (PI); a further one gets RESOURCE_EXHAUSTED. Each holds a
 # server thread, so streams that never arbitrate count too.
@@ -166,7 +166,7 @@ class Arbiter:
             self._notify(role, session)
 
     def _notify(self, role: _Role, session: Session) -> None:
-        response = p4runtime_pb2.StreamMessageResponse()
+        response = p4r.StreamMessageResponse()
         update = response.arbitration
         update.device_id = self.device_id
         if session.role:

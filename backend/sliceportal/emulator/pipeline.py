@@ -2,7 +2,7 @@
 
 The server owns the forwarding state and decides when a pipeline is realized; the model, which
 another task writes, runs packets through it. When a controller commits a pipeline, the server
-builds a fresh `SwitchState` and hands it to the model with `attach`; before the state is dropped
+builds a fresh `DeviceState` and hands it to the model with `attach`; before the state is dropped
 (a new pipeline, or shutdown) it calls `detach`.
 
 What the model may do with the state, always while holding `state.lock`:
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 
 
 class PipelineModel(Protocol):
-    def attach(self, state: SwitchState) -> None:
+    def attach(self, state: DeviceState) -> None:
         """A pipeline was committed: model it over this (empty) state from now on."""
 
     def detach(self) -> None:
@@ -32,7 +32,7 @@ class PipelineModel(Protocol):
 class NoTraffic:
     """The model until the packet model exists: no packets, so counters stay where written."""
 
-    def attach(self, state: SwitchState) -> None:
+    def attach(self, state: DeviceState) -> None:
         """Nothing runs, so there is nothing to attach."""
 
     def detach(self) -> None:

@@ -1,8 +1,9 @@
 """The emulator's gRPC server: `EmulatorServer` for in-process use, `run_forever` for the CLI.
 
 The P4Runtime service is registered through a generic handler rather than the generated
-`add_P4RuntimeServicer_to_server`, so that Write and Read can use the hand-written wire codecs
-(see `wire.py`); the other RPCs use the generated message classes.
+`add_P4RuntimeServicer_to_server`, so that a malformed Write or Read answers INVALID_ARGUMENT
+(not INTERNAL) and Read streams serialized ReadResponses as they come (counter and register
+cells are encoded column-wise, `p4rt.cells`); every message is a generated one.
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ from types import FrameType, TracebackType
 from typing import Any, NoReturn, TypeVar
 
 import grpc  # type: ignore[import-untyped, unused-ignore]
+from google.protobuf.message import DecodeError
 
-from sliceportal.emulator import wire
 from sliceportal.emulator.arbitration import MAX_SESSIONS, StreamEnd
 from sliceportal.emulator.defaults import DEFAULT_DEVICE_ID, DEFAULT_GRPC_ADDRESS, DEFAULT_P4INFO
 from sliceportal.emulator.errors import Code, P4RuntimeError
 from sliceportal.emulator.pipeline import PipelineModel
-from sliceportal.emulator.service import P4RuntimeService, WriteBatchError
+from sliceportal.emulator.service import P4RuntimeService, WriteBatchError, batch_status
 from sliceportal.p4rt.p4info import P4InfoIndex
-from sliceportal.p4rt.pb import p4runtime_pb2
+from sliceportal.p4rt.proto import p4r
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ def _guard(context: Any, call: Callable[[], T]) -> T:
     try:
         return call()
     except WriteBatchError as exc:
-        details = wire.encode_batch_status(
+        details = batch_status(
             Code.UNKNOWN,
             exc.message,
             (None if r is None else (int(r.code), r.message) for r in exc.results),
@@ -143,37 +144,37 @@ def _guard(context: Any, call: Callable[[], T]) -> T:
         _abort(context, Code.INTERNAL, "the emulator failed on this request (see its log)")
 
 
-def _decoder(decode: Callable[[bytes], T]) -> Callable[[bytes], T | wire.WireError]:
+def _decoder(decode: Callable[[bytes], T]) -> Callable[[bytes], T | DecodeError]:
     """Hand decoding errors to the handler, which answers INVALID_ARGUMENT (not INTERNAL)."""
 
-    def deserialize(data: bytes) -> T | wire.WireError:
+    def deserialize(data: bytes) -> T | DecodeError:
         try:
             return decode(data)
-        except wire.WireError as exc:
+        except DecodeError as exc:
             return exc
 
     return deserialize
 
 
-def _decoded(context: Any, request: T | wire.WireError) -> T:
-    if isinstance(request, wire.WireError):
+def _decoded(context: Any, request: T | DecodeError) -> T:
+    if isinstance(request, DecodeError):
         _abort(context, Code.INVALID_ARGUMENT, f"malformed request: {request}")
     return request
 
 
 def _handler(service: P4RuntimeService) -> Any:
-    def write(request: wire.WriteRequest | wire.WireError, context: Any) -> bytes:
+    def write(request: p4r.WriteRequest | DecodeError, context: Any) -> bytes:
         decoded = _decoded(context, request)
         _guard(context, lambda: service.write(decoded))
         return b""
 
-    def read(request: wire.ReadRequest | wire.WireError, context: Any) -> Iterator[bytes]:
+    def read(request: p4r.ReadRequest | DecodeError, context: Any) -> Iterator[bytes]:
         decoded = _decoded(context, request)
         yield from _guard(context, lambda: service.read(decoded))
 
     def set_pipeline(request: Any, context: Any) -> Any:
         _guard(context, lambda: service.set_pipeline(request))
-        return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+        return p4r.SetForwardingPipelineConfigResponse()
 
     def get_pipeline(request: Any, context: Any) -> Any:
         return _guard(context, lambda: service.get_pipeline(request))
@@ -202,18 +203,18 @@ def _handler(service: P4RuntimeService) -> Any:
     def identity(data: bytes) -> bytes:
         return data
 
-    pb = p4runtime_pb2
+    pb = p4r
     return grpc.method_handlers_generic_handler(
         "p4.v1.P4Runtime",
         {
             "Write": grpc.unary_unary_rpc_method_handler(
                 write,
-                request_deserializer=_decoder(wire.decode_write_request),
+                request_deserializer=_decoder(p4r.WriteRequest.FromString),
                 response_serializer=identity,
             ),
             "Read": grpc.unary_stream_rpc_method_handler(
                 read,
-                request_deserializer=_decoder(wire.decode_read_request),
+                request_deserializer=_decoder(p4r.ReadRequest.FromString),
                 response_serializer=identity,
             ),
             "SetForwardingPipelineConfig": grpc.unary_unary_rpc_method_handler(

@@ -10,22 +10,23 @@ import json
 import logging
 import threading
 from collections.abc import Iterable, Iterator
-from importlib import metadata
 from itertools import chain
 from typing import Any
 
-from sliceportal.emulator import entities, wire
+from sliceportal.emulator import entities
 from sliceportal.emulator.arbitration import Arbiter, Session, StreamEnd, election_id_of
 from sliceportal.emulator.errors import Code, P4RuntimeError, invalid
 from sliceportal.emulator.pipeline import NoTraffic, PipelineModel
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 from sliceportal.p4rt.p4info import P4InfoIndex
-from sliceportal.p4rt.pb import p4runtime_pb2
+from sliceportal.p4rt.proto import p4r, rpc_status
 
 logger = logging.getLogger(__name__)
 
-_SetAction = p4runtime_pb2.SetForwardingPipelineConfigRequest
-_GetType = p4runtime_pb2.GetForwardingPipelineConfigRequest
+P4RUNTIME_API_VERSION = "1.4.1"
+"""The P4Runtime version of the protos the emulator is built on (finsy's)."""
+_SetAction = p4r.SetForwardingPipelineConfigRequest
+_GetType = p4r.GetForwardingPipelineConfigRequest
 
 
 class WriteBatchError(P4RuntimeError):
@@ -53,14 +54,14 @@ class P4RuntimeService:
         self._lock = threading.Lock()  # guards the three fields below
         self._config: Any = None  # the ForwardingPipelineConfig saved or committed last
         self._uncommitted = False  # a VERIFY_AND_SAVE awaits its COMMIT
-        self._attached: SwitchState | None = None  # the state the model runs on
-        self.state: SwitchState | None = None  # what Read and Write act on
+        self._attached: DeviceState | None = None  # the state the model runs on
+        self.state: DeviceState | None = None  # what Read and Write act on
 
     # -- pipeline ---------------------------------------------------------------------------
 
     def load_pipeline(self) -> None:
         """Commit the modelled program as if a controller had (no device config, no cookie)."""
-        config = p4runtime_pb2.ForwardingPipelineConfig()
+        config = p4r.ForwardingPipelineConfig()
         config.p4info.CopyFrom(self.program.message)
         with self._lock:
             self._commit(config, keep_state=False)
@@ -91,7 +92,7 @@ class P4RuntimeService:
                 self._config = request.config
                 self._uncommitted = True
                 if self.state is None:  # writes until COMMIT go to a fresh state
-                    self.state = SwitchState(self.program)
+                    self.state = DeviceState(self.program)
             elif action != _SetAction.VERIFY:
                 # Only the same program is accepted, so reconciling keeps every entry.
                 keep = action == _SetAction.RECONCILE_AND_COMMIT
@@ -99,7 +100,7 @@ class P4RuntimeService:
 
     def _commit(self, config: Any, *, keep_state: bool) -> None:
         if not keep_state or self.state is None:
-            self.state = SwitchState(self.program)
+            self.state = DeviceState(self.program)
         self._config = config
         self._uncommitted = False
         if self._attached is not self.state:
@@ -131,7 +132,7 @@ class P4RuntimeService:
         kind = request.response_type
         if kind not in _GetType.ResponseType.values():
             raise invalid(f"unknown response_type {kind}")
-        response = p4runtime_pb2.GetForwardingPipelineConfigResponse()
+        response = p4r.GetForwardingPipelineConfigResponse()
         with self._lock:
             config = self._config
         if config is None:
@@ -148,8 +149,8 @@ class P4RuntimeService:
 
     # -- entities ---------------------------------------------------------------------------
 
-    def write(self, request: wire.WriteRequest) -> None:
-        self.arbiter.check_primary(request.device_id, request.role, request.election_id)
+    def write(self, request: p4r.WriteRequest) -> None:
+        self.arbiter.check_primary(request.device_id, request.role, election_id_of(request))
         state = self._require_state()
         if request.atomicity != 0:  # only CONTINUE_ON_ERROR, as on BMv2
             raise P4RuntimeError(
@@ -168,7 +169,7 @@ class P4RuntimeService:
         if failed:
             raise WriteBatchError(results)
 
-    def read(self, request: wire.ReadRequest) -> Iterator[bytes]:
+    def read(self, request: p4r.ReadRequest) -> Iterator[bytes]:
         """Serialized ReadResponses; an invalid request fails the whole Read, as on BMv2."""
         if request.device_id != self.device_id:
             raise P4RuntimeError(Code.NOT_FOUND, f"no device with id {request.device_id}")
@@ -181,9 +182,9 @@ class P4RuntimeService:
                 except P4RuntimeError as exc:
                     where = f"entity {i}: " if len(request.entities) > 1 else ""
                     raise P4RuntimeError(exc.code, where + exc.message) from None
-        return _at_least_one(wire.read_responses(chain.from_iterable(parts)))
+        return _at_least_one(read_responses(chain.from_iterable(parts)))
 
-    def _require_state(self) -> SwitchState:
+    def _require_state(self) -> DeviceState:
         state = self.state
         if state is None:
             raise P4RuntimeError(
@@ -225,9 +226,7 @@ class P4RuntimeService:
 
     @staticmethod
     def capabilities() -> Any:
-        return p4runtime_pb2.CapabilitiesResponse(
-            p4runtime_api_version=metadata.version("p4runtime")
-        )
+        return p4r.CapabilitiesResponse(p4runtime_api_version=P4RUNTIME_API_VERSION)
 
     def close(self) -> None:
         """The device goes away: stop the model."""
@@ -251,7 +250,7 @@ def _check_device_config(data: bytes) -> None:
 
 def _stream_error(request: Any, kind: str | None) -> Any:
     """The emulator has no packet I/O or digests (yet): say so on the stream."""
-    response = p4runtime_pb2.StreamMessageResponse()
+    response = p4r.StreamMessageResponse()
     error = response.error
     error.canonical_code = Code.UNIMPLEMENTED
     if kind == "packet":
@@ -264,6 +263,42 @@ def _stream_error(request: Any, kind: str | None) -> Any:
         error.message = f"unsupported stream message {kind!r}"
         error.other.SetInParent()
     return response
+
+
+def read_responses(parts: Iterable[bytes], max_bytes: int = 1 << 20) -> Iterator[bytes]:
+    """Serialized ReadResponse parts (whole entities each; cells come `p4rt.cells.CHUNK_CELLS`
+    to a part) packed into ReadResponses of at most `max_bytes` unless one part is bigger:
+    gRPC clients refuse messages over 4 MB by default, so a large read is streamed in parts."""
+    packed: list[bytes] = []
+    size = 0
+    for part in parts:
+        if packed and size + len(part) > max_bytes:
+            yield b"".join(packed)
+            packed, size = [], 0
+        packed.append(part)
+        size += len(part)
+    if packed:
+        yield b"".join(packed)
+
+
+def batch_status(code: int, message: str, errors: Iterable[tuple[int, str] | None]) -> bytes:
+    """A serialized google.rpc.Status whose details hold one p4.v1.Error per update (None for
+    OK): what P4Runtime clients read from the `grpc-status-details-bin` trailer of a failed
+    Write."""
+    status = rpc_status.Status(code=code, message=message)
+    ok = p4r.Error()
+    for error in errors:
+        detail = status.details.add()
+        if error is None:
+            detail.Pack(ok)
+        else:
+            error_code, error_message = error
+            detail.Pack(
+                p4r.Error(
+                    canonical_code=error_code, message=error_message, space="sliceportal-emulator"
+                )
+            )
+    return status.SerializeToString()
 
 
 def _at_least_one(responses: Iterator[bytes]) -> Iterator[bytes]:

@@ -2,7 +2,7 @@
 
 The P4Runtime service writes and reads it on behalf of controllers; the packet model (see
 `pipeline.py`) reads the tables and updates counters and registers. Both hold `lock` while they
-touch it. A new `SwitchState` is created whenever a pipeline is committed, so nothing survives a
+touch it. A new `DeviceState` is created whenever a pipeline is committed, so nothing survives a
 pipeline change or a restart, as on a real switch.
 """
 
@@ -59,7 +59,7 @@ class MeterArray:
         self.cells: npt.NDArray[np.int64] = np.zeros((info.size, MTR_COLUMNS), dtype=np.int64)
 
 
-class SwitchState:
+class DeviceState:
     def __init__(self, program: P4InfoIndex) -> None:
         self.program = program
         self.lock = threading.RLock()

@@ -12,10 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from sliceportal.emulator import wire
 from sliceportal.emulator.errors import Code, P4RuntimeError, invalid
-from sliceportal.emulator.wire import MatchKind, TableActionKind
-from sliceportal.p4rt.p4info import ActionCall, ActionInfo, ActionScope, TableInfo
+from sliceportal.p4rt.entries import canonical_bytes
+from sliceportal.p4rt.p4info import (
+    FIELD_MATCH_TYPES,
+    ActionCall,
+    ActionInfo,
+    ActionScope,
+    MatchType,
+    TableInfo,
+)
+from sliceportal.p4rt.proto import p4r
 
 # One match field, canonical: exact and optional -> value; lpm -> (value, prefix length);
 # ternary -> (value, mask); range -> (low, high); None -> don't care (the field was omitted).
@@ -49,7 +56,7 @@ class Entry:
     idle_timeout_ns: int = 0
     packet_count: int = 0  # the direct counter, when the table has one
     byte_count: int = 0
-    encoded: bytes | None = None  # cached TableEntry encoding, without counter data
+    encoded: p4r.TableEntry | None = None  # cached TableEntry message, without counter data
 
 
 class Table:
@@ -65,7 +72,7 @@ class Table:
 
     # -- writes -----------------------------------------------------------------------------
 
-    def insert(self, msg: wire.TableEntry) -> None:
+    def insert(self, msg: p4r.TableEntry) -> None:
         if msg.is_default_action:
             raise invalid(f"{self._name}: the default entry cannot be inserted, only modified")
         self._check_write(msg)
@@ -76,7 +83,7 @@ class Table:
         match = self._match(msg)
         priority = self._priority(msg)
         key = (*match, priority)
-        if msg.action_kind is None:
+        if not msg.HasField("action"):
             raise invalid(f"{self._name}: an INSERT needs an action")
         action = self._action_call(msg, default=False)
         if key in self.entries:
@@ -90,13 +97,13 @@ class Table:
         entry = Entry(
             match, priority, action, msg.controller_metadata, msg.metadata, msg.idle_timeout_ns
         )
-        if msg.counter_data is not None:
+        if msg.HasField("counter_data"):
             entry.packet_count = msg.counter_data.packet_count
             entry.byte_count = msg.counter_data.byte_count
         self.entries[key] = entry
         self.version += 1
 
-    def modify(self, msg: wire.TableEntry) -> None:
+    def modify(self, msg: p4r.TableEntry) -> None:
         self._check_write(msg)
         if msg.is_default_action:
             self._modify_default(msg)
@@ -104,7 +111,7 @@ class Table:
         if self.info.is_const:
             raise P4RuntimeError(Code.PERMISSION_DENIED, _CONST_TABLE.format(self._name))
         key = (*self._match(msg), self._priority(msg))
-        if msg.action_kind is None:
+        if not msg.HasField("action"):
             raise invalid(f"{self._name}: a MODIFY of a non-default entry needs an action")
         action = self._action_call(msg, default=False)
         entry = self.entries.get(key)
@@ -114,13 +121,13 @@ class Table:
         entry.controller_metadata = msg.controller_metadata
         entry.metadata = msg.metadata
         entry.idle_timeout_ns = msg.idle_timeout_ns
-        if msg.counter_data is not None:
+        if msg.HasField("counter_data"):
             entry.packet_count = msg.counter_data.packet_count
             entry.byte_count = msg.counter_data.byte_count
         entry.encoded = None
         self.version += 1
 
-    def delete(self, msg: wire.TableEntry) -> None:
+    def delete(self, msg: p4r.TableEntry) -> None:
         """Only the key is looked at, as the specification requires for DELETE."""
         if msg.is_const:
             raise invalid(f"{self._name}: 'is_const' must be false in a write")
@@ -133,13 +140,13 @@ class Table:
             raise P4RuntimeError(Code.NOT_FOUND, f"{self._name}: no entry with this match key")
         self.version += 1
 
-    def _modify_default(self, msg: wire.TableEntry) -> None:
+    def _modify_default(self, msg: p4r.TableEntry) -> None:
         if msg.match or msg.priority:
             raise invalid(f"{self._name}: the default entry has no match key and no priority")
         if self.info.const_default_action_id:
             raise P4RuntimeError(Code.PERMISSION_DENIED, f"{self._name} has a const default action")
         entry = self.default
-        if msg.action_kind is None:  # reset to the program's default
+        if not msg.HasField("action"):  # reset to the program's default
             entry.action = self.info.initial_default
             entry.controller_metadata = 0
             entry.metadata = b""
@@ -147,28 +154,28 @@ class Table:
             entry.action = self._action_call(msg, default=True)
             entry.controller_metadata = msg.controller_metadata
             entry.metadata = msg.metadata
-        if msg.counter_data is not None:
+        if msg.HasField("counter_data"):
             entry.packet_count = msg.counter_data.packet_count
             entry.byte_count = msg.counter_data.byte_count
         entry.encoded = None
         self.version += 1
 
-    def _check_write(self, msg: wire.TableEntry) -> None:
+    def _check_write(self, msg: p4r.TableEntry) -> None:
         """Checks on the non-key fields of an INSERT or MODIFY."""
         if msg.is_const:
             raise invalid(f"{self._name}: 'is_const' must be false in a write")
-        if msg.has_time_since_last_hit:
+        if msg.HasField("time_since_last_hit"):
             raise invalid(f"{self._name}: 'time_since_last_hit' cannot be written")
         if msg.idle_timeout_ns < 0:
             raise invalid(f"{self._name}: 'idle_timeout_ns' is negative")
         if msg.idle_timeout_ns and not self.info.supports_idle_timeout:
             raise invalid(f"{self._name} does not support idle timeouts")
-        if msg.has_meter_config or msg.has_meter_counter_data:
+        if msg.HasField("meter_config") or msg.HasField("meter_counter_data"):
             if not self.info.direct_meter_id:
                 raise invalid(f"{self._name} has no direct meter")
             raise P4RuntimeError(Code.UNIMPLEMENTED, "the emulator does not model meters")
-        data = msg.counter_data
-        if data is not None:
+        if msg.HasField("counter_data"):
+            data = msg.counter_data
             if not self.info.direct_counter_id:
                 raise invalid(f"{self._name} has no direct counter")
             if data.packet_count < 0 or data.byte_count < 0:
@@ -176,7 +183,7 @@ class Table:
 
     # -- keys and actions -------------------------------------------------------------------
 
-    def _match(self, msg: wire.TableEntry) -> tuple[MatchValue, ...]:
+    def _match(self, msg: p4r.TableEntry) -> tuple[MatchValue, ...]:
         """The canonical match values of `msg.match`, validated against the P4Info."""
         info = self.info
         values: list[MatchValue] = [None] * len(info.match_fields)
@@ -197,42 +204,47 @@ class Table:
                 )
         return tuple(values)
 
-    def _match_value(self, fm: wire.FieldMatch, pos: int) -> MatchValue:
+    def _match_value(self, fm: p4r.FieldMatch, pos: int) -> MatchValue:
         info = self.info.match_fields[pos]
         what = f"{self._name}: match field {info.name}"
-        if fm.kind != info.kind:
-            raise invalid(f"{what} is {info.kind.name}, the request gives {fm.kind.name}")
+        member = fm.WhichOneof("field_match_type")
+        kind = FIELD_MATCH_TYPES.get(member or "", MatchType.UNSPECIFIED)
+        if kind != info.kind:
+            given = kind.name if member else "no match"
+            raise invalid(f"{what} is {info.kind.name}, the request gives {given}")
         width = info.bitwidth
-        kind = fm.kind
-        if kind == MatchKind.EXACT or kind == MatchKind.OPTIONAL:
-            return to_int(fm.value, width, what)
-        if kind == MatchKind.LPM:
-            value = to_int(fm.value, width, what)
-            if not 0 < fm.prefix_len <= width:
+        if kind == MatchType.EXACT:
+            return to_int(fm.exact.value, width, what)
+        if kind == MatchType.OPTIONAL:
+            return to_int(fm.optional.value, width, what)
+        if kind == MatchType.LPM:
+            value = to_int(fm.lpm.value, width, what)
+            prefix_len = fm.lpm.prefix_len
+            if not 0 < prefix_len <= width:
                 raise invalid(
-                    f"{what}: prefix length {fm.prefix_len} is outside 1..{width} "
+                    f"{what}: prefix length {prefix_len} is outside 1..{width} "
                     "(omit the field for a don't-care match)"
                 )
-            if value & ((1 << (width - fm.prefix_len)) - 1):
-                raise invalid(f"{what}: bits beyond the /{fm.prefix_len} prefix must be zero")
-            return (value, fm.prefix_len)
-        if kind == MatchKind.TERNARY:
-            value = to_int(fm.value, width, what)
-            mask = to_int(fm.mask, width, f"{what} (mask)")
+            if value & ((1 << (width - prefix_len)) - 1):
+                raise invalid(f"{what}: bits beyond the /{prefix_len} prefix must be zero")
+            return (value, prefix_len)
+        if kind == MatchType.TERNARY:
+            value = to_int(fm.ternary.value, width, what)
+            mask = to_int(fm.ternary.mask, width, f"{what} (mask)")
             if mask == 0:
                 raise invalid(f"{what}: mask is zero (omit the field for a don't-care match)")
             if value & ~mask:
                 raise invalid(f"{what}: value has bits set outside the mask")
             return (value, mask)
-        low = to_int(fm.value, width, f"{what} (low)")
-        high = to_int(fm.mask, width, f"{what} (high)")
+        low = to_int(fm.range.low, width, f"{what} (low)")
+        high = to_int(fm.range.high, width, f"{what} (high)")
         if low > high:
             raise invalid(f"{what}: low bound {low} is above high bound {high}")
         if low == 0 and high == (1 << width) - 1:
             raise invalid(f"{what}: full range (omit the field for a don't-care match)")
         return (low, high)
 
-    def _priority(self, msg: wire.TableEntry) -> int:
+    def _priority(self, msg: p4r.TableEntry) -> int:
         if self.info.needs_priority:
             if msg.priority <= 0:
                 raise invalid(
@@ -246,18 +258,18 @@ class Table:
             )
         return msg.priority
 
-    def _action_call(self, msg: wire.TableEntry, *, default: bool) -> ActionCall:
+    def _action_call(self, msg: p4r.TableEntry, *, default: bool) -> ActionCall:
         if self.info.implementation_id:
             raise P4RuntimeError(
                 Code.UNIMPLEMENTED,
                 f"{self._name} uses an action profile, which the emulator does not model",
             )
-        if msg.action_kind != TableActionKind.ACTION or msg.action is None:
+        if msg.action.WhichOneof("type") != "action":
             raise invalid(
                 f"{self._name} is a direct table: its action must be an Action "
                 "(not empty, not an action profile member, group or action set)"
             )
-        action_id = msg.action.action_id
+        action_id = msg.action.action.action_id
         action = self._actions.get(action_id)
         if action is None:
             raise invalid(f"{self._name}: unknown action id {action_id}")
@@ -275,10 +287,11 @@ class Table:
                 f"{self._name}: action {action.name} is @defaultonly, not for entries",
             )
         params = action.params
-        given = msg.action.params
+        given = msg.action.action.params
         args = [0] * len(params)
         seen = 0  # bit i: parameter i was given
-        for param_id, value in given:
+        for param in given:
+            param_id, value = param.param_id, param.value
             pos = action.param_index.get(param_id)
             if pos is None:
                 raise invalid(f"action {action.name}: unknown parameter id {param_id}")
@@ -300,14 +313,14 @@ class Table:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def read(self, request: wire.TableEntry) -> list[bytes]:
-        """`wire.read_item`s of the entries `request` selects (all if `match` is empty)."""
-        with_counter = request.counter_data is not None and bool(self.info.direct_counter_id)
+    def read(self, request: p4r.TableEntry) -> list[p4r.TableEntry]:
+        """The entries `request` selects (all if `match` is empty), as messages."""
+        with_counter = request.HasField("counter_data") and bool(self.info.direct_counter_id)
         if request.is_default_action:
             return [self.item(self.default, with_counter, is_default=True)]
         return [self.item(entry, with_counter) for entry in self.select(request)]
 
-    def select(self, request: wire.TableEntry) -> Iterator[Entry]:
+    def select(self, request: p4r.TableEntry) -> Iterator[Entry]:
         """Non-default entries matching the read filters of `request`, in insertion order."""
         if request.priority < 0:
             raise invalid(f"{self._name}: negative priority")
@@ -323,7 +336,7 @@ class Table:
                 candidates = [e for e in self.entries.values() if e.match == match]
         else:
             candidates = list(self.entries.values())
-        action_id = request.action.action_id if request.action is not None else 0
+        action_id = request.action.action.action_id
         for entry in candidates:
             if request.priority and entry.priority != request.priority:
                 continue
@@ -337,7 +350,7 @@ class Table:
                 continue
             yield entry
 
-    def lookup(self, msg: wire.TableEntry) -> Entry:
+    def lookup(self, msg: p4r.TableEntry) -> Entry:
         """The entry `msg` names by its key (or the default entry); NOT_FOUND if absent."""
         if msg.is_default_action:
             return self.default
@@ -346,48 +359,60 @@ class Table:
             raise P4RuntimeError(Code.NOT_FOUND, f"{self._name}: no entry with this match key")
         return entry
 
-    def item(self, entry: Entry, with_counter: bool, *, is_default: bool = False) -> bytes:
-        """A `wire.read_item` holding `entry` as a TableEntry, as BMv2 would return it."""
+    def item(self, entry: Entry, with_counter: bool, *, is_default: bool = False) -> p4r.TableEntry:
+        """`entry` as a TableEntry, as BMv2 would return it."""
         if entry.encoded is None:
+            message = self.key_entry(entry, is_default=is_default)
             action = entry.action
-            table_action = None
             if action is not None:
                 info = self._actions[action.action_id]
-                table_action = wire.encode_table_action(
-                    action.action_id, info.param_ids, action.args
-                )
-            entry.encoded = wire.encode_table_entry(
-                self.info.id,
-                self._encoded_match(entry),
-                table_action,
-                priority=entry.priority,
-                controller_metadata=entry.controller_metadata,
-                metadata=entry.metadata,
-                is_default_action=is_default,
-                idle_timeout_ns=entry.idle_timeout_ns,
-            )
-        body = entry.encoded
-        if with_counter:
-            body = wire.with_counter_data(body, entry.packet_count, entry.byte_count)
-        return wire.read_item(wire.EntityKind.TABLE_ENTRY, body)
+                params = [
+                    p4r.Action.Param(param_id=param_id, value=canonical_bytes(arg))
+                    for param_id, arg in zip(info.param_ids, action.args, strict=True)
+                ]
+                message.action.action.action_id = action.action_id
+                message.action.action.params.extend(params)
+            message.controller_metadata = entry.controller_metadata
+            message.metadata = entry.metadata
+            message.idle_timeout_ns = entry.idle_timeout_ns
+            entry.encoded = message
+        if not with_counter:
+            return entry.encoded
+        counted = p4r.TableEntry()
+        counted.CopyFrom(entry.encoded)
+        counted.counter_data.packet_count = entry.packet_count
+        counted.counter_data.byte_count = entry.byte_count
+        return counted
 
-    def key_entry(self, entry: Entry, *, is_default: bool = False) -> bytes:
-        """A TableEntry body with only the key (as in a DirectCounterEntry)."""
-        return wire.encode_table_entry(
-            self.info.id,
-            self._encoded_match(entry),
-            None,
+    def key_entry(self, entry: Entry, *, is_default: bool = False) -> p4r.TableEntry:
+        """A TableEntry with only the key (as in a DirectCounterEntry)."""
+        message = p4r.TableEntry(
+            table_id=self.info.id,
             priority=entry.priority,
             is_default_action=is_default,
         )
-
-    def _encoded_match(self, entry: Entry) -> list[bytes]:
-        out = []
+        matches = message.match
         for info, value in zip(self.info.match_fields, entry.match, strict=True):
             if value is None:
                 continue
-            if isinstance(value, tuple):
-                out.append(wire.encode_field_match(info.id, info.kind, value[0], value[1]))
+            match = matches.add(field_id=info.id)
+            kind = info.kind
+            if kind == MatchType.EXACT:
+                assert isinstance(value, int)
+                match.exact.value = canonical_bytes(value)
+            elif kind == MatchType.OPTIONAL:
+                assert isinstance(value, int)
+                match.optional.value = canonical_bytes(value)
             else:
-                out.append(wire.encode_field_match(info.id, info.kind, value))
-        return out
+                assert isinstance(value, tuple)
+                first, second = value
+                if kind == MatchType.LPM:
+                    match.lpm.value = canonical_bytes(first)
+                    match.lpm.prefix_len = second
+                elif kind == MatchType.TERNARY:
+                    match.ternary.value = canonical_bytes(first)
+                    match.ternary.mask = canonical_bytes(second)
+                else:
+                    match.range.low = canonical_bytes(first)
+                    match.range.high = canonical_bytes(second)
+        return message

@@ -1,13 +1,12 @@
 """Run a paper experiment in the emulator through the real P4Runtime path, and report it.
 
-The switch is an in-process `EmulatorServer` with the packet model on the manual (fast)
-clock. The portal's own P4Runtime adapter (`switches.p4runtime.SwitchSession`, built on
-p4runtime-shell's `P4RuntimeClient`) commits the pipeline and installs the entries that
-`domain.dataplane` translates the slices to, exactly as the portal deploys them. Every
-``sample_s`` of simulated time it reads the slices' counters back over P4Runtime:
-throughput, drops, marks and the switch's 8-bucket delay histograms come from there.
-Finer delay distributions (the paper's CDFs, from per-packet measurements on the outgoing
-link) come from the model's egress tap, the emulator's stand-in for that capture.
+The switch is an in-process `EmulatorServer` with the packet model on the manual (fast) clock.
+The portal's own P4Runtime client (`p4rt.session.SwitchSession`) commits the pipeline and
+installs the entries that `domain.dataplane` translates the slices to, exactly as the portal
+deploys them. Every ``sample_s`` of simulated time it reads the slices' counters back over
+P4Runtime: throughput, drops, marks and the switch's 8-bucket delay histograms come from there.
+Finer delay distributions (the paper's CDFs, from per-packet measurements on the outgoing link)
+come from the model's egress tap, the emulator's stand-in for that capture.
 
 DCTCP's minimum window is Linux's 2 packets unless asked otherwise. An experiment with a
 `PaperFigure` (experiment 1's DC delay) runs again with the window that figure needs, and with
@@ -44,7 +43,9 @@ from sliceportal.experiments.paper import (
     PaperFigure,
     PaperSlice,
 )
-from sliceportal.switches.p4runtime import Pipeline, SwitchSession, SwitchTarget
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.pipeline import Pipeline
+from sliceportal.p4rt.session import SwitchSession
 
 DEVICE_CONFIG = DEFAULT_P4INFO.parent / "sliceportal.json"
 """The BMv2 JSON the pipeline is committed with (the emulator checks only its shape)."""

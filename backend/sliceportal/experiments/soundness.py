@@ -46,7 +46,7 @@ from sliceportal.emulator.model.engine import Engine
 from sliceportal.emulator.model.entries import install
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.program import Headers
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 from sliceportal.p4rt.p4info import P4InfoIndex
 
 EGRESS_PORT = 1
@@ -166,7 +166,7 @@ def run_link(
     if not finite:
         return []
     horizon_ns = int(3 * max(finite) * _NS) + 2_000_000
-    state = SwitchState(program or _program())
+    state = DeviceState(program or _program())
     dataplane = [
         dp.DataplaneSlice(
             i + 1,

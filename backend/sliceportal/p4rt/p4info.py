@@ -12,8 +12,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from sliceportal.p4rt.pb import p4info_pb2, text_format
-from sliceportal.p4rt.wire import MatchKind
+from sliceportal.p4rt.proto import p4i, text_format
 
 # BMv2's size for a table whose P4 source gives none (p4c always writes one into the P4Info).
 DEFAULT_TABLE_SIZE = 1024
@@ -21,6 +20,29 @@ DEFAULT_TABLE_SIZE = 1024
 
 class P4InfoError(ValueError):
     """The P4Info cannot be served (unreadable, or uses something the emulator does not model)."""
+
+
+class MatchType(IntEnum):
+    """P4Info `MatchField.MatchType` (OTHER: a match kind P4Info names by string)."""
+
+    UNSPECIFIED = 0
+    EXACT = 2
+    LPM = 3
+    TERNARY = 4
+    RANGE = 5
+    OPTIONAL = 6
+    OTHER = 100
+
+
+FIELD_MATCH_TYPES = {
+    "exact": MatchType.EXACT,
+    "lpm": MatchType.LPM,
+    "ternary": MatchType.TERNARY,
+    "range": MatchType.RANGE,
+    "optional": MatchType.OPTIONAL,
+    "other": MatchType.OTHER,
+}
+"""P4Runtime `FieldMatch`'s oneof member -> the P4Info match type it carries."""
 
 
 class ActionScope(IntEnum):
@@ -45,7 +67,7 @@ class MatchFieldInfo:
     id: int
     name: str
     bitwidth: int
-    kind: MatchKind
+    kind: MatchType
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +177,7 @@ class P4InfoIndex:
             text = path.read_text()
         except OSError as exc:
             raise P4InfoError(f"cannot read the P4Info {path}: {exc.strerror}") from exc
-        message = p4info_pb2.P4Info()
+        message = p4i.P4Info()
         try:
             text_format.Parse(text, message, allow_unknown_field=True)
         except text_format.ParseError as exc:
@@ -187,11 +209,11 @@ class P4InfoIndex:
             name=table.preamble.name,
             match_fields=fields,
             field_index={f.id: i for i, f in enumerate(fields)},
-            exact_positions=tuple(i for i, f in enumerate(fields) if f.kind == MatchKind.EXACT),
+            exact_positions=tuple(i for i, f in enumerate(fields) if f.kind == MatchType.EXACT),
             action_scopes={ref.id: ActionScope(ref.scope) for ref in table.action_refs},
             size=table.size or DEFAULT_TABLE_SIZE,
             needs_priority=any(
-                f.kind in (MatchKind.TERNARY, MatchKind.RANGE, MatchKind.OPTIONAL) for f in fields
+                f.kind in (MatchType.TERNARY, MatchType.RANGE, MatchType.OPTIONAL) for f in fields
             ),
             const_default_action_id=table.const_default_action_id,
             initial_default=initial,
@@ -255,10 +277,10 @@ class P4InfoIndex:
 
 def _match_field(table_name: str, mf: Any) -> MatchFieldInfo:
     try:
-        kind = MatchKind(mf.match_type)
+        kind = MatchType(mf.match_type)
     except ValueError:
-        kind = MatchKind.OTHER
-    if kind in (MatchKind.UNSET, MatchKind.OTHER) or mf.bitwidth <= 0:
+        kind = MatchType.OTHER
+    if kind in (MatchType.UNSPECIFIED, MatchType.OTHER) or mf.bitwidth <= 0:
         raise P4InfoError(
             f"table {table_name}: match field {mf.name!r} is not a fixed-width "
             "exact/lpm/ternary/range/optional field, which the emulator does not model"

@@ -23,8 +23,7 @@ from sliceportal.domain import analyze_arrays
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
-from sliceportal.schemas.choices import SwitchKind
-from sliceportal.switches.p4runtime import SwitchTarget
+from sliceportal.p4rt.connection import SwitchTarget
 
 
 @dataclass(frozen=True)
@@ -115,12 +114,9 @@ def load_inventory(session: Session, settings: Settings) -> dict[int, SwitchWatc
         slices[row.switch_id].append(SliceWatch(row.slice_id, row.dp_sid, targets, hist_target))
     inventory = {}
     for switch in session.scalars(sa.select(Switch).order_by(Switch.id)):
-        budget = (
-            settings.telemetry_emulator_cells_per_period
-            if switch.kind is SwitchKind.EMULATOR
-            else settings.telemetry_cells_per_period
-        )
         inventory[switch.id] = SwitchWatch(
-            SwitchTarget.of(switch), budget, tuple(slices.get(switch.id, ()))
+            SwitchTarget.of(switch),
+            settings.telemetry_cells_per_period,
+            tuple(slices.get(switch.id, ())),
         )
     return inventory

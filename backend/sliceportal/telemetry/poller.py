@@ -59,7 +59,8 @@ from sliceportal.domain.telemetry import (
     register_json,
     register_readings,
 )
-from sliceportal.switches.p4runtime import SessionPool, SwitchError, TransientSwitchError
+from sliceportal.p4rt.errors import SwitchError, TransientSwitchError
+from sliceportal.p4rt.session import SessionPool
 from sliceportal.telemetry.inventory import SliceWatch, SwitchWatch, load_inventory
 
 logger = logging.getLogger(__name__)

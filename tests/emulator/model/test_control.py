@@ -15,13 +15,13 @@ from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.control import ControlServer
 from sliceportal.emulator.model.switch_model import Clock, PacketModel
 from sliceportal.emulator.model.traffic import Profile, SourceSpec
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 
 CBR_1K = 1000 * 1514 * 8
 
 
 @pytest.fixture
-def door(switch_state: StateFactory) -> Iterator[tuple[ControlServer, PacketModel, SwitchState]]:
+def door(switch_state: StateFactory) -> Iterator[tuple[ControlServer, PacketModel, DeviceState]]:
     state = switch_state([tail_drop(1, 100e6, 0.01), tail_drop(2, 100e6, 0.01)])
     model = PacketModel(
         Profile((SourceSpec("a", "cbr", "10.0.1.1", rate_bps=CBR_1K),)), clock=Clock.MANUAL
@@ -41,7 +41,7 @@ def call(server: ControlServer, method: str, path: str, body: Any = None) -> tup
         return error.code, json.loads(error.read())
 
 
-def test_status_start_stop_add_remove(door: tuple[ControlServer, PacketModel, SwitchState]) -> None:
+def test_status_start_stop_add_remove(door: tuple[ControlServer, PacketModel, DeviceState]) -> None:
     server, model, state = door
     status, doc = call(server, "GET", "/traffic")
     assert status == 200 and doc["clock"] == "manual" and doc["sources"][0]["name"] == "a"
@@ -77,7 +77,7 @@ def test_status_start_stop_add_remove(door: tuple[ControlServer, PacketModel, Sw
     ],
 )
 def test_bad_requests_get_a_clear_error(
-    door: tuple[ControlServer, PacketModel, SwitchState],
+    door: tuple[ControlServer, PacketModel, DeviceState],
     method: str,
     path: str,
     body: Any,
@@ -90,7 +90,7 @@ def test_bad_requests_get_a_clear_error(
 
 
 def test_the_address_must_be_host_and_port(
-    door: tuple[ControlServer, PacketModel, SwitchState],
+    door: tuple[ControlServer, PacketModel, DeviceState],
 ) -> None:
     _, model, _ = door
     with pytest.raises(ValueError, match="HOST:PORT"):

@@ -26,7 +26,7 @@ from sliceportal.emulator.model.traffic import (
     SourceSpec,
     parse_source,
 )
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 from sliceportal.p4rt.p4info import P4InfoIndex
 
 DC: dict[str, Any] = {"name": "dc", "pattern": "tcp", "ipv4_dst": "10.0.1.1", "cc": "dctcp",
@@ -100,9 +100,9 @@ def test_the_kernel_stops_dctcp_at_the_flows_minimum_window(
     assert reduce(cc, kind, cwnd, min_cwnd) == pytest.approx(after)
 
 
-def state_with_dc_slice() -> SwitchState:
+def state_with_dc_slice() -> DeviceState:
     """A 3 Mbit/s slice, ECN step at 5 ms, burst limit 20 ms, on port 1."""
-    state = SwitchState(P4InfoIndex.from_file(DEFAULT_P4INFO))
+    state = DeviceState(P4InfoIndex.from_file(DEFAULT_P4INFO))
     slice_ = dp.DataplaneSlice(
         1, "dc", None, ("10.0.1.0/24",), 3e6, 0.020, 7, dp.Scheme.ECN_STEP, 0.005, 1
     )
@@ -113,7 +113,7 @@ def state_with_dc_slice() -> SwitchState:
 
 
 def test_an_engine_refuses_a_window_below_one_packet() -> None:
-    engine = Engine(SwitchState(P4InfoIndex.from_file(DEFAULT_P4INFO)), {}, PortConfig())
+    engine = Engine(DeviceState(P4InfoIndex.from_file(DEFAULT_P4INFO)), {}, PortConfig())
     spec = FlowSpec(Headers.parse("10.0.1.1"), 1514, 2, 5_000_000, 10**9, L.Congestion.DCTCP)
     assert spec.min_cwnd == 2
     with pytest.raises(ValueError, match="min_cwnd must be in"):

@@ -5,23 +5,23 @@ from __future__ import annotations
 import time
 
 import pytest
-from p4.v1 import p4runtime_pb2 as p4r  # type: ignore[import-untyped]
 
 from emulator.model.conftest import PROGRAM, StateFactory, counter, tail_drop
 from emulator.p4rt import P4INFO, Controller, counter_entry
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.switch_model import Clock, NotAttached, PacketModel
 from sliceportal.emulator.model.traffic import Profile, SourceSpec
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 from sliceportal.p4rt.entries import EntryCodec
 
 FRAME_BITS = 1514 * 8
 CBR_1K = 1000 * FRAME_BITS  # a rate of exactly 1,000 frames per second
 
 
-def forwarded(state: SwitchState, dp_sid: int) -> int:
+def forwarded(state: DeviceState, dp_sid: int) -> int:
     return counter(state, dp.FORWARDED)[0][dp_sid]
 
 
@@ -118,14 +118,14 @@ def test_a_model_without_a_pipeline_refuses_to_run() -> None:
 
 def test_another_program_leaves_the_model_idle() -> None:
     model = PacketModel(clock=Clock.REALTIME)
-    model.attach(SwitchState(type(PROGRAM).from_file(P4INFO)))  # the emulator tests' program
+    model.attach(DeviceState(type(PROGRAM).from_file(P4INFO)))  # the emulator tests' program
     assert model.status()["attached"] is False
     model.detach()
 
 
 def test_in_the_server_counters_grow_and_a_new_pipeline_starts_afresh() -> None:
     """Entries written over P4Runtime steer the traffic; a re-commit clears the counters
-    (a new SwitchState) while simulated time goes on."""
+    (a new DeviceState) while simulated time goes on."""
     source = SourceSpec("a", "cbr", "10.0.1.1", rate_bps=CBR_1K)
     model = PacketModel(Profile((source,)), clock=Clock.MANUAL)
     with EmulatorServer("127.0.0.1:0", model=model) as server:
@@ -137,10 +137,8 @@ def test_in_the_server_counters_grow_and_a_new_pipeline_starts_afresh() -> None:
             entries = dp.dataplane_entries(
                 [tail_drop(1, 100e6, 0.01)], [dp.Route("10.0.0.0/16", 1, "02:00:00:00:00:01")]
             )
-            updates = [
-                p4r.Update(type=p4r.Update.INSERT, entity=p4r.Entity(table_entry=t))
-                for t in (p4r.TableEntry.FromString(EntryCodec(PROGRAM).encode(e)) for e in entries)
-            ]
+            codec = EntryCodec(PROGRAM)
+            updates = [codec.encode_update(EntryUpdate(UpdateKind.INSERT, e)) for e in entries]
             controller.write(*updates)
             model.advance(0.5)
             forwarded_id = next(i.id for i in PROGRAM.counters.values() if i.name == dp.FORWARDED)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.reconcile import UpdateKind
 from sliceportal.emulator import layout as L
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
 from sliceportal.emulator.model.engine import NEVER_NS, Engine
@@ -33,8 +34,7 @@ from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.program import DEFAULT_TTL, Headers
 from sliceportal.emulator.model.reference import Decision, Packet, ReferenceSwitch
 from sliceportal.emulator.model.traffic import parse_ports
-from sliceportal.emulator.state import SwitchState
-from sliceportal.emulator.wire import UpdateType
+from sliceportal.emulator.state import DeviceState
 from sliceportal.p4rt.p4info import P4InfoIndex
 
 VECTOR_DIR = Path(__file__).resolve().parents[3] / "p4/tests/vectors"
@@ -154,16 +154,16 @@ def load(path: Path) -> Vector:
     )
 
 
-def _state(vector: Vector) -> SwitchState:
-    state = SwitchState(P4InfoIndex.from_file(DEFAULT_P4INFO))
+def _state(vector: Vector) -> DeviceState:
+    state = DeviceState(P4InfoIndex.from_file(DEFAULT_P4INFO))
     install(state, dp.dataplane_entries(vector.slices, vector.routes))
     install_meters(state, dp.meter_configs(vector.slices))
     return state
 
 
-def _modify(state: SwitchState, slice_: dp.DataplaneSlice) -> None:
+def _modify(state: DeviceState, slice_: dp.DataplaneSlice) -> None:
     policy = [e for e in dp.slice_entries(slice_) if e.table == dp.SLICE_POLICY]
-    install(state, policy, UpdateType.MODIFY)
+    install(state, policy, UpdateKind.MODIFY)
     install_meters(state, dp.meter_configs([slice_]))
 
 
@@ -181,7 +181,7 @@ def _segments(vector: Vector) -> list[tuple[list[Packet], Control | None]]:
     return out
 
 
-def _apply(state: SwitchState, step: Control, set_port: Callable[[int, PortConfig], None]) -> None:
+def _apply(state: DeviceState, step: Control, set_port: Callable[[int, PortConfig], None]) -> None:
     if isinstance(step, ModifySlice):
         _modify(state, step.slice_)
     elif isinstance(step, SetPort):
@@ -235,7 +235,7 @@ Counters = dict[str, dict[str, list[int]]]
 Meters = dict[str, list[int]]
 
 
-def _final_state(state: SwitchState) -> tuple[Registers, Counters, Meters]:
+def _final_state(state: DeviceState) -> tuple[Registers, Counters, Meters]:
     by_name = {i.name: i.id for i in state.program.registers.values()}
     registers = {}
     for short, name in REGISTERS.items():

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import text_format
-from p4.config.v1 import p4info_pb2
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.p4rt.proto import p4i as p4info_pb2
 
 P4INFO = Path(__file__).resolve().parents[3] / "p4" / "build" / "sliceportal.p4info.txtpb"
 MS = 1e-3

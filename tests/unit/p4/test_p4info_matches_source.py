@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import text_format
-from p4.config.v1 import p4info_pb2
+
+from sliceportal.p4rt.proto import p4i as p4info_pb2
 
 ROOT = Path(__file__).resolve().parents[3]
 P4_MAIN = ROOT / "p4" / "sliceportal.p4"

@@ -1,7 +1,7 @@
 """The packet-level model of `p4/sliceportal.p4` that runs inside the switch emulator.
 
 - `program`: the match-action tables as the P4 program applies them (routing, classifiers,
-  slice_policy), read from the emulator's `SwitchState`;
+  slice_policy), read from the emulator's `DeviceState`;
 - `reference`: the per-packet pipeline in plain Python on `domain.dataplane`'s reference
   arithmetic, the yardstick the compiled path is checked against;
 - `kernel` (numba) and `engine` (its typed wrapper): the same pipeline, egress ports with

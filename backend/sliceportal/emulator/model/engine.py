@@ -1,6 +1,6 @@
 """The typed face of the compiled kernel: owns its arrays, feeds it, grows it, reads it out.
 
-An `Engine` runs over one `SwitchState`: it updates the state's registers and counters in
+An `Engine` runs over one `DeviceState`: it updates the state's registers and counters in
 place (under ``state.lock``, one chunk of simulated time at a time, so P4Runtime reads between
 chunks see consistent values) and recomputes the header classes when a write changed a table.
 """
@@ -20,7 +20,7 @@ from sliceportal.emulator import layout as L
 from sliceportal.emulator.model import kernel
 from sliceportal.emulator.model.ports import PortConfig, check_port
 from sliceportal.emulator.model.program import Classifier, Headers
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 
 Int64Array = npt.NDArray[np.int64]
 NEVER_NS = int(np.iinfo(np.int64).max) - 1
@@ -117,7 +117,7 @@ def compile_kernel() -> None:
         _compiled.set()
 
 
-def _by_name(state: SwitchState, name: str, registers: bool = False) -> int:
+def _by_name(state: DeviceState, name: str, registers: bool = False) -> int:
     program = state.program
     objects = program.registers.values() if registers else program.counters.values()
     found = [info.id for info in objects if info.name == name]
@@ -131,7 +131,7 @@ class Engine:
 
     def __init__(
         self,
-        state: SwitchState,
+        state: DeviceState,
         ports: Mapping[int, PortConfig],
         default_port: PortConfig,
         *,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 from sliceportal.emulator.tables import Entry, MatchValue, Table
 from sliceportal.p4rt.p4info import ActionCall, P4InfoIndex, TableInfo
 
@@ -92,12 +92,12 @@ def _lpm_pair(value: MatchValue) -> tuple[int, int]:
 
 
 class Classifier:
-    """Routing, slice classification and slice policy of the program over one `SwitchState`.
+    """Routing, slice classification and slice policy of the program over one `DeviceState`.
 
     Not thread-safe: call it with ``state.lock`` held, as everything touching the tables.
     """
 
-    def __init__(self, state: SwitchState) -> None:
+    def __init__(self, state: DeviceState) -> None:
         program = state.program
         self._state = state
         self._route = _table(program, dp.ROUTE_TABLE)

@@ -20,7 +20,7 @@ from sliceportal.emulator import layout as L
 from sliceportal.emulator.layout import QUEUES, Outcome
 from sliceportal.emulator.model.ports import PortConfig, tx_time_ns
 from sliceportal.emulator.model.program import Classifier, Headers
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 
 _TS_MODULUS = 1 << c.TIMESTAMP_WIDTH
 _TD_MAX = (1 << 32) - 1
@@ -67,10 +67,10 @@ class _Queued:
 
 
 class ReferenceSwitch:
-    """Runs packets through one `SwitchState`, updating its registers and counters."""
+    """Runs packets through one `DeviceState`, updating its registers and counters."""
 
     def __init__(
-        self, state: SwitchState, ports: Mapping[int, PortConfig], default_port: PortConfig
+        self, state: DeviceState, ports: Mapping[int, PortConfig], default_port: PortConfig
     ) -> None:
         self.state = state
         self.classifier = Classifier(state)

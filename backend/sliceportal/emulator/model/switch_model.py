@@ -36,7 +36,7 @@ from sliceportal.emulator.model.engine import (
 )
 from sliceportal.emulator.model.ports import PortConfig, check_port
 from sliceportal.emulator.model.traffic import NS_PER_S, OpenLoop, Profile, SourceSpec, source_rng
-from sliceportal.emulator.state import SwitchState
+from sliceportal.emulator.state import DeviceState
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class _Source:
 
 
 class PacketModel:
-    """Traffic through the P4 program of whatever `SwitchState` the server attaches."""
+    """Traffic through the P4 program of whatever `DeviceState` the server attaches."""
 
     def __init__(
         self,
@@ -111,7 +111,7 @@ class PacketModel:
 
     # -- PipelineModel ----------------------------------------------------------------------
 
-    def attach(self, state: SwitchState) -> None:
+    def attach(self, state: DeviceState) -> None:
         with self._lock:
             try:
                 self._engine = Engine(

@@ -1,1 +1,0 @@
-"""Talking to switches: the P4Runtime adapter (`p4runtime.py`)."""
