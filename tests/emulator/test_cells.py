@@ -117,3 +117,63 @@ def test_big_reads_come_in_chunks() -> None:
     parts = list(cells.counter_items(7, at, at, at))
     assert len(parts) == 2
     assert cells.decode(parts, cells.CellKind.COUNTER).first.tolist() == at.tolist()
+
+
+def test_varints_of_every_length_both_ways() -> None:
+    values = [0, 1] + [(1 << 7 * k) - 1 for k in range(1, 10)] + [1 << 7 * k for k in range(1, 10)]
+    values += [2**64 - 1, 2**63]
+    rows = [(v % 2**40, v, values[-1 - i]) for i, v in enumerate(values)]
+    for counter_id in (1, 300, 302006785, 2**32 - 1):
+        data = _counters(counter_id, rows)
+        encoded = b"".join(
+            cells.counter_items(
+                counter_id,
+                [r[0] for r in rows],
+                np.array([r[1] for r in rows], dtype=np.uint64),
+                np.array([r[2] for r in rows], dtype=np.uint64),
+            )
+        )
+        assert encoded == data
+        assert _columns(cells.decode([data], cells.CellKind.COUNTER)) == [
+            (counter_id, i, p, b) for i, p, b in rows
+        ]
+
+
+def test_indices_up_to_the_largest_int64() -> None:
+    rows = [(2**56 + 5, 1, 2), (2**63 - 1, 0, 0), (0, 3, 0)]
+    data = _counters(9, rows)
+    at = np.array([r[0] for r in rows], dtype=np.uint64)
+    ones = np.array([r[1] for r in rows], dtype=np.uint64)
+    twos = np.array([r[2] for r in rows], dtype=np.uint64)
+    assert b"".join(cells.counter_items(9, at, ones, twos)) == data
+    assert _columns(cells.decode([data], cells.CellKind.COUNTER)) == [(9, *r) for r in rows]
+
+
+def test_cells_of_several_arrays_in_one_read() -> None:
+    first = _counters(302006785, [(i, i, 3 * i) for i in range(100)])
+    second = _counters(7, [(i, 2**50 + i, 0) for i in range(100)])
+    found = cells.decode([first, second, first], cells.CellKind.COUNTER)
+    assert found.ids.tolist() == [302006785] * 100 + [7] * 100 + [302006785] * 100
+    assert found.first.tolist()[100:200] == [2**50 + i for i in range(100)]
+
+
+def test_the_same_cells_encode_again_with_new_values() -> None:
+    at = np.arange(1000, dtype=np.uint64)
+    for scale in (1, 2**20, 2**45, 0):
+        packets = at * np.uint64(scale)
+        rows = [(i, i * scale, 2 * i * scale) for i in range(1000)]
+        encoded = b"".join(cells.counter_items(5, at, packets, packets * np.uint64(2)))
+        assert encoded == _counters(5, rows)
+        (registers,) = cells.register_items(5, at, packets)
+        assert registers == _registers(5, [(i, i * scale) for i in range(1000)])
+
+
+def test_register_values_of_every_width() -> None:
+    rows = [
+        (i, v) for i, v in enumerate([0, 1, 255, 256] + [2 ** (8 * k) - 1 for k in range(2, 9)])
+    ]
+    values = np.array([v for _, v in rows], dtype=np.uint64)
+    (encoded,) = cells.register_items(11, [i for i, _ in rows], values)
+    assert encoded == _registers(11, rows)
+    found = cells.decode([encoded], cells.CellKind.REGISTER)
+    assert _columns(found) == [(11, i, v, 0) for i, v in rows]
