@@ -138,8 +138,11 @@ class SwitchSession:
 
         A batch the switch refuses whole (not primary, no pipeline, unreachable) raises; a
         batch with failed updates does not: their outcomes carry the switch's code and text.
-        Every batch is encoded before the first is sent (an entry the P4Info does not know
-        raises before anything is written).
+        Each batch is encoded while the switch applies the one before it (one batch in flight
+        at most, so batches still reach the switch one at a time and in order): the switch's
+        work and ours overlap. An entry the P4Info does not know raises once the batch in
+        flight is answered; the batches before it stay written, as after any partly failed
+        push, and the reconciler's read-back sees them.
         """
         return self._write(updates, self.pipeline.codec.fill_update)
 
@@ -167,38 +170,59 @@ class SwitchSession:
     def _write(
         self, items: Sequence[T], fill: Callable[[p4r.Update, T], None]
     ) -> list[UpdateOutcome]:
-        requests = []
-        for batch in batches(items, self.batch_size):
-            request = p4r.WriteRequest(
-                device_id=self.target.device_id, election_id=self.target.election_uint128
-            )
-            add = request.updates.add
-            for item in batch:
-                fill(add(), item)
-            requests.append(request)
         outcomes: list[UpdateOutcome] = []
         with self._lock:
-            for request in requests:
-                outcomes += self._write_batch(request)
+            in_flight: tuple[p4r.WriteRequest, grpc.Future] | None = None
+            try:
+                for batch in batches(items, self.batch_size):
+                    request = p4r.WriteRequest(
+                        device_id=self.target.device_id, election_id=self.target.election_uint128
+                    )
+                    add = request.updates.add
+                    for item in batch:
+                        fill(add(), item)
+                    if in_flight is not None:
+                        answered, in_flight = in_flight, None
+                        outcomes += self._answer(*answered)
+                    self._stream.arbitrate()
+                    in_flight = request, self._write_rpc.future(request, timeout=self.rpc_timeout_s)
+            finally:  # a batch in flight is answered even when encoding the next one failed
+                if in_flight is not None:
+                    outcomes += self._answer(*in_flight)
         return outcomes
+
+    def _answer(self, request: p4r.WriteRequest, call: grpc.Future) -> list[UpdateOutcome]:
+        """The outcomes of a batch sent with `future`, once the switch answers."""
+        try:
+            call.result()
+        except grpc.RpcError as exc:
+            return self._refused(request, exc, again=True)
+        return [OK] * len(request.updates)
 
     def _write_batch(self, request: p4r.WriteRequest, *, again: bool = True) -> list[UpdateOutcome]:
         self._stream.arbitrate()
-        size = len(request.updates)
         try:
             self._write_rpc(request, timeout=self.rpc_timeout_s)
         except grpc.RpcError as exc:
-            code = exc.code()
-            if code == grpc.StatusCode.UNKNOWN:
-                outcomes = batch_outcomes(exc, size)
-                if outcomes is not None:
-                    return outcomes
-            if again and code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.NOT_FOUND):
-                # Our stream may have died with a switch restart: arbitrate again, once.
-                self._stream.close()
-                return self._write_batch(request, again=False)
-            raise rpc_error(exc, "Write") from None
-        return [OK] * size
+            return self._refused(request, exc, again=again)
+        return [OK] * len(request.updates)
+
+    def _refused(
+        self, request: p4r.WriteRequest, exc: grpc.RpcError, *, again: bool
+    ) -> list[UpdateOutcome]:
+        """A batch's outcomes from the error the switch answered: each update's own from the
+        status details, or the batch again once after a new arbitration, or SwitchError."""
+        size = len(request.updates)
+        code = exc.code()
+        if code == grpc.StatusCode.UNKNOWN:
+            outcomes = batch_outcomes(exc, size)
+            if outcomes is not None:
+                return outcomes
+        if again and code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.NOT_FOUND):
+            # Our stream may have died with a switch restart: arbitrate again, once.
+            self._stream.close()
+            return self._write_batch(request, again=False)
+        raise rpc_error(exc, "Write") from None
 
     # -- counters and registers ---------------------------------------------------------
 
