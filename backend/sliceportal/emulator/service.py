@@ -265,10 +265,11 @@ def _stream_error(request: Any, kind: str | None) -> Any:
     return response
 
 
-def read_responses(parts: Iterable[bytes], max_bytes: int = 1 << 20) -> Iterator[bytes]:
+def read_responses(parts: Iterable[bytes], max_bytes: int = 256 << 10) -> Iterator[bytes]:
     """Serialized ReadResponse parts (whole entities each; cells come `p4rt.cells.CHUNK_CELLS`
     to a part) packed into ReadResponses of at most `max_bytes` unless one part is bigger:
-    gRPC clients refuse messages over 4 MB by default, so a large read is streamed in parts."""
+    gRPC clients refuse messages over 4 MB by default, so a large read is streamed in parts,
+    and small ones let a client decode a part while the next is encoded and sent."""
     packed: list[bytes] = []
     size = 0
     for part in parts:

@@ -72,6 +72,19 @@ class Cells:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @classmethod
+    def joined(cls, parts: list[Cells]) -> Cells:
+        """The cells of `parts`, one after the other."""
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            empty = np.zeros(0, dtype=np.uint64)
+            return cls(empty, empty, empty, empty)
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in _COLUMNS))
+
+
+_COLUMNS = ("ids", "indices", "first", "second")
+
 
 # -- word arithmetic shared by both directions ------------------------------------------------
 #

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 import grpc  # type: ignore[import-untyped, unused-ignore]
@@ -294,18 +294,29 @@ class SwitchSession:
         return found
 
     def _read_cells(self, plan: reads.ReadPlan, kind: cells.CellKind, what: str) -> cells.Cells:
-        responses = [part for request in plan.requests for part in self._read_raw(request, what)]
+        """The cells of `plan`'s reads, each ReadResponse decoded as it arrives: while we decode
+        one, the switch encodes and sends the next."""
         try:
-            return cells.decode(responses, kind)
+            return cells.Cells.joined(
+                [
+                    cells.decode([response], kind)
+                    for request in plan.requests
+                    for response in self._read_stream(request, what)
+                ]
+            )
         except (DecodeError, ValueError) as exc:
             raise SwitchError(f"{what}: malformed response: {exc}") from None
 
-    def _read_raw(self, request: bytes, what: str) -> list[bytes]:
-        """The serialized ReadResponses to one serialized ReadRequest."""
+    def _read_stream(self, request: bytes, what: str) -> Iterator[bytes]:
+        """The serialized ReadResponses to one serialized ReadRequest, as they arrive."""
         try:
-            return list(self._read_rpc(request, timeout=self.rpc_timeout_s))
+            yield from self._read_rpc(request, timeout=self.rpc_timeout_s)
         except grpc.RpcError as exc:
             raise rpc_error(exc, what) from None
+
+    def _read_raw(self, request: bytes, what: str) -> list[bytes]:
+        """The serialized ReadResponses to one serialized ReadRequest."""
+        return list(self._read_stream(request, what))
 
     def _read(self, entities: Sequence[p4r.Entity], what: str) -> list[p4r.Entity]:
         request = p4r.ReadRequest(device_id=self.target.device_id, entities=entities)
