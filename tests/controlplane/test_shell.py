@@ -277,6 +277,22 @@ def test_one_line_errors(
     assert too_high.returncode == 2
     assert f"below the portal's election id {ELECTION_ID}" in too_high.stderr
 
+    negative = sliceportal_shell(environment, alive, "--election-id", "-1")
+    assert negative.returncode == 2 and negative.stderr.count("\n") == 1
+
+    no_script = sliceportal_shell(environment, alive, "--exec", str(tmp_path / "none.py"))
+    assert no_script.returncode == 2
+    assert no_script.stderr == f"sliceportal: {tmp_path / 'none.py'}: no such file\n"
+
+    no_database = sliceportal_shell(
+        environment | {"DATABASE_URL": "postgresql+psycopg://postgres@127.0.0.1:1/none"},
+        alive,
+        "--exec",
+        str(path),
+    )
+    assert no_database.returncode == 2 and no_database.stderr.count("\n") == 1
+    assert "cannot reach the database" in no_database.stderr
+
     ok = sliceportal_shell(environment, alive, "--exec", str(path))
     assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
 

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 class CliError(Exception):
@@ -66,3 +71,24 @@ def read_json(path: str) -> object:
 def write_json(doc: object) -> None:
     """Print one JSON document (never NaN or Infinity, which JSON does not have)."""
     sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+
+
+@contextmanager
+def database_session() -> Iterator[Session]:
+    """A session on the portal's database (DATABASE_URL), disposed of afterwards; a database
+    that does not answer is one line naming it, not a traceback."""
+    import sqlalchemy as sa
+
+    from sliceportal.core.config import get_settings
+    from sliceportal.db.session import create_db_engine, create_sessionmaker
+
+    engine = create_db_engine(get_settings())
+    try:
+        with create_sessionmaker(engine)() as session:
+            yield session
+    except sa.exc.OperationalError as exc:
+        where = engine.url.render_as_string(hide_password=True)
+        reason = str(exc.orig).splitlines()[0] if exc.orig else str(exc)
+        raise CliError(f"cannot reach the database {where} (DATABASE_URL): {reason}") from None
+    finally:
+        engine.dispose()

@@ -13,7 +13,7 @@ import sys
 from pydantic import ValidationError
 from sqlalchemy import select
 
-from sliceportal.cli import CliError
+from sliceportal.cli import CliError, database_session
 from sliceportal.core.config import get_settings
 
 
@@ -45,30 +45,25 @@ def migrate(args: argparse.Namespace) -> int:
 def create_admin(args: argparse.Namespace) -> int:
     from sliceportal import security
     from sliceportal.db.models import User
-    from sliceportal.db.session import create_db_engine, create_sessionmaker
     from sliceportal.services import users
     from sliceportal.services.errors import ServiceError
 
-    engine = create_db_engine(get_settings())
-    try:
-        with create_sessionmaker(engine)() as session:
-            existing = session.scalar(select(User).where(User.username == args.username))
-            if existing is not None:
-                if args.exist_ok:
-                    _say(f"user {args.username!r} exists ({existing.role.value}); left as is")
-                    return 0
-                raise CliError(f"user {args.username!r} already exists (--exist-ok to accept)")
-            password = args.password or security.generate_password()
-            try:
-                users.create_admin(session, args.username, password, args.email)
-            except ServiceError as exc:
-                raise CliError(exc.detail) from None
-            except ValidationError as exc:
-                raise CliError(
-                    "; ".join(f"--{error['loc'][0]}: {error['msg']}" for error in exc.errors())
-                ) from None
-    finally:
-        engine.dispose()
+    with database_session() as session:
+        existing = session.scalar(select(User).where(User.username == args.username))
+        if existing is not None:
+            if args.exist_ok:
+                _say(f"user {args.username!r} exists ({existing.role.value}); left as is")
+                return 0
+            raise CliError(f"user {args.username!r} already exists (--exist-ok to accept)")
+        password = args.password or security.generate_password()
+        try:
+            users.create_admin(session, args.username, password, args.email)
+        except ServiceError as exc:
+            raise CliError(exc.detail) from None
+        except ValidationError as exc:
+            raise CliError(
+                "; ".join(f"--{error['loc'][0]}: {error['msg']}" for error in exc.errors())
+            ) from None
     _say(f"created admin {args.username!r}")
     if not args.password:
         _say(f"password: {password}  (shown once)")

@@ -18,8 +18,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from sliceportal.cli import CliError
-from sliceportal.core.config import get_settings
+from sliceportal.cli import CliError, database_session
 from sliceportal.services.reports import ReportRequest
 
 
@@ -118,26 +117,17 @@ def _checked_request(args: argparse.Namespace) -> ReportRequest:
 
 
 def report(args: argparse.Namespace) -> int:
-    from sliceportal.db.session import create_db_engine, create_sessionmaker
     from sliceportal.reporting.render import render
     from sliceportal.services.errors import ServiceError
     from sliceportal.services.reports import network_report
 
     request = _checked_request(args)
-    engine = create_db_engine(get_settings())
-    try:
-        with create_sessionmaker(engine)() as session:
-            scoped = replace(request, scope_id=_scope_id(session, args.scope, args.name))
-            try:
-                data = network_report(session, scoped)
-            except ServiceError as exc:
-                raise CliError(exc.detail) from None
-    except sa.exc.OperationalError as exc:
-        where = engine.url.render_as_string(hide_password=True)
-        reason = str(exc.orig).splitlines()[0] if exc.orig else str(exc)
-        raise CliError(f"cannot reach the database {where} (DATABASE_URL): {reason}") from None
-    finally:
-        engine.dispose()
+    with database_session() as session:
+        scoped = replace(request, scope_id=_scope_id(session, args.scope, args.name))
+        try:
+            data = network_report(session, scoped)
+        except ServiceError as exc:
+            raise CliError(exc.detail) from None
     output = render(data, args.format, args.table)
     if args.out is None:
         sys.stdout.buffer.write(output)

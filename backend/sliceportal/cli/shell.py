@@ -23,7 +23,7 @@ import os
 import sys
 from pathlib import Path
 
-from sliceportal.cli import CliError
+from sliceportal.cli import CliError, database_session
 from sliceportal.core.paths import REPO_ROOT
 
 SHELL_VENV_VARIABLE = "SLICEPORTAL_SHELL_VENV"
@@ -76,7 +76,6 @@ def shell_command(args: argparse.Namespace) -> list[str]:
 
     from sliceportal.core.config import get_settings
     from sliceportal.db.models import Switch
-    from sliceportal.db.session import create_db_engine, create_sessionmaker
 
     if args.script is not None and not args.script.is_file():
         raise CliError(f"{args.script}: no such file")
@@ -84,52 +83,48 @@ def shell_command(args: argparse.Namespace) -> list[str]:
     settings = get_settings()
     if not settings.p4info_path.is_file():
         raise CliError(f"the portal's P4Info {settings.p4info_path} is missing")
-    engine = create_db_engine(settings)
-    try:
-        with create_sessionmaker(engine)() as session:
-            switch = session.scalar(select(Switch).where(Switch.name == args.switch))
-            if switch is None and args.switch.isdigit() and int(args.switch) < 2**63:
-                switch = session.get(Switch, int(args.switch))
-            if switch is None:
-                names = session.scalars(select(Switch.name).order_by(Switch.name).limit(11))
-                known = list(names)
-                listed = ", ".join(known[:10]) + (", …" if len(known) > 10 else "")
-                raise CliError(
-                    f"no managed switch named {args.switch!r} "
-                    + (f"(switches: {listed})" if known else "(the portal has no switch)")
-                )
-            election_id = switch.election_id - 1 if args.election_id is None else args.election_id
-            if not 0 <= election_id < switch.election_id:
-                raise CliError(
-                    f"--election-id must be in [0, {switch.election_id - 1}]: below the "
-                    f"portal's election id {switch.election_id} for {switch.name!r}"
-                )
-            command = [
-                str(python),
-                "-I",  # nothing of the portal's environment (PYTHONPATH, user site, cwd)
-                str(BOOTSTRAP),
-                "--switch-name",
-                switch.name,
-                "--grpc-addr",
-                switch.address,
-                "--device-id",
-                str(switch.device_id),
-                "--election-id",
-                str(election_id),
-                "--p4info",
-                str(settings.p4info_path.resolve()),
-                "--timeout",
-                f"{settings.p4rt_connect_timeout_s:g}",
-            ]
-            for option, path in (
-                ("--cacert", switch.tls_ca_path),
-                ("--cert", switch.tls_cert_path),
-                ("--private-key", switch.tls_key_path),
-            ):
-                if path is not None:
-                    command += [option, str(Path(path).resolve())]
-    finally:
-        engine.dispose()
+    with database_session() as session:
+        switch = session.scalar(select(Switch).where(Switch.name == args.switch))
+        if switch is None and args.switch.isdigit() and int(args.switch) < 2**63:
+            switch = session.get(Switch, int(args.switch))
+        if switch is None:
+            names = session.scalars(select(Switch.name).order_by(Switch.name).limit(11))
+            known = list(names)
+            listed = ", ".join(known[:10]) + (", …" if len(known) > 10 else "")
+            raise CliError(
+                f"no managed switch named {args.switch!r} "
+                + (f"(switches: {listed})" if known else "(the portal has no switch)")
+            )
+        election_id = switch.election_id - 1 if args.election_id is None else args.election_id
+        if not 0 <= election_id < switch.election_id:
+            raise CliError(
+                f"--election-id must be in [0, {switch.election_id - 1}]: below the "
+                f"portal's election id {switch.election_id} for {switch.name!r}"
+            )
+        command = [
+            str(python),
+            "-I",  # nothing of the portal's environment (PYTHONPATH, user site, cwd)
+            str(BOOTSTRAP),
+            "--switch-name",
+            switch.name,
+            "--grpc-addr",
+            switch.address,
+            "--device-id",
+            str(switch.device_id),
+            "--election-id",
+            str(election_id),
+            "--p4info",
+            str(settings.p4info_path.resolve()),
+            "--timeout",
+            f"{settings.p4rt_connect_timeout_s:g}",
+        ]
+        for option, path in (
+            ("--cacert", switch.tls_ca_path),
+            ("--cert", switch.tls_cert_path),
+            ("--private-key", switch.tls_key_path),
+        ):
+            if path is not None:
+                command += [option, str(Path(path).resolve())]
     if args.script is not None:
         command += ["--exec", str(args.script.resolve())]
     return command
