@@ -10,6 +10,10 @@ from sqlalchemy.orm import Session
 from sliceportal.core.config import Settings
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import ChangeLogEntry, Link, Slice, SliceSwitch, Switch
+from sliceportal.domain import dataplane as dp
+from sliceportal.emulator.server import EmulatorServer
+from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.session import connect
 from sliceportal.schemas.links import LinkCreate
 from sliceportal.schemas.slices import SliceCreate
 from sliceportal.schemas.switches import SwitchCreate
@@ -78,3 +82,14 @@ def worker_changes(db: Session, request_id: str) -> list[ChangeLogEntry]:
             .order_by(ChangeLogEntry.id)
         )
     )
+
+
+def held(emulator: EmulatorServer, settings: Settings) -> list[dp.TableEntry]:
+    """What the switch holds, read by a controller of its own (the portal's adapter)."""
+    session = connect(
+        SwitchTarget(0, emulator.address, emulator.service.device_id, 1), settings=settings
+    )
+    try:
+        return session.read_entries()
+    finally:
+        session.close()

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from controlplane.network import (
     ELECTION_ID,
     SETUP,
+    held,
     make_link,
     make_slice,
     make_switch,
@@ -28,17 +29,6 @@ from sliceportal.p4rt.errors import TransientSwitchError
 from sliceportal.p4rt.session import connect
 from sliceportal.schemas.choices import SwitchState
 from sliceportal.services import slices
-
-
-def held(emulator: EmulatorServer, settings: Settings) -> list[dp.TableEntry]:
-    """What the switch holds, read by a controller of its own."""
-    switch = connect(
-        SwitchTarget(0, emulator.address, emulator.service.device_id, 1), settings=settings
-    )
-    try:
-        return switch.read_entries()
-    finally:
-        switch.close()
 
 
 def one_switch(

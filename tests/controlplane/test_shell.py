@@ -20,15 +20,13 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from controlplane import test_adapter
-from controlplane.network import ELECTION_ID, make_link, make_slice, make_switch
+from controlplane.network import ELECTION_ID, held, make_link, make_slice, make_switch
 from sliceportal.cli.shell import DEFAULT_SHELL_VENV, SHELL_VENV_VARIABLE
 from sliceportal.controlplane.reconciler import Outcome, Reconciler
 from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
 from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.server import EmulatorServer
-from sliceportal.p4rt.connection import SwitchTarget
-from sliceportal.p4rt.session import connect
 
 SLICEPORTAL = Path(sys.executable).with_name("sliceportal")
 TIMEOUT_S = 60
@@ -122,17 +120,6 @@ def canonical(entries: list[dp.TableEntry]) -> list[dict[str, Any]]:
         ),
         key=json.dumps,
     )
-
-
-def held(emulator: EmulatorServer, settings: Settings) -> list[dp.TableEntry]:
-    """What the switch holds, read by the portal's own adapter."""
-    session = connect(
-        SwitchTarget(0, emulator.address, emulator.service.device_id, 1), settings=settings
-    )
-    try:
-        return session.read_entries()
-    finally:
-        session.close()
 
 
 def deployed_switch(
