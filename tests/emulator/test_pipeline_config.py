@@ -212,3 +212,25 @@ def test_a_refused_pipeline_says_why(server: EmulatorServer) -> None:
     assert caught.value.code() == Code.INVALID_ARGUMENT
     assert "ingress.renamed" in (caught.value.details() or "")
     controller.close()
+
+
+@pytest.mark.parametrize(
+    ("method", "response"),
+    [
+        ("SetForwardingPipelineConfig", p4r.SetForwardingPipelineConfigResponse),
+        ("GetForwardingPipelineConfig", p4r.GetForwardingPipelineConfigResponse),
+    ],
+)
+def test_malformed_pipeline_request_bytes_are_invalid_argument(
+    server: EmulatorServer, method: str, response: type
+) -> None:
+    with grpc.insecure_channel(server.address) as channel:
+        call = channel.unary_unary(
+            f"/p4.v1.P4Runtime/{method}",
+            request_serializer=lambda raw: raw,
+            response_deserializer=response.FromString,
+        )
+        with pytest.raises(grpc.RpcError) as caught:
+            call(b"\x22\x05\x0a")  # a config whose length runs past the end
+    assert caught.value.code() == Code.INVALID_ARGUMENT
+    assert "malformed" in caught.value.details()

@@ -332,11 +332,9 @@ def _write_meter(state: DeviceState, msg: p4r.MeterEntry) -> None:
 
 
 def _meter_cells(array: MeterArray, index: int | None) -> list[p4r.Entity]:
-    cells_ = range(array.info.size) if index is None else range(index, index + 1)
-    rows = array.cells.tolist()
+    cut = slice(None) if index is None else slice(index, index + 1)
     out = []
-    for i in cells_:
-        row = rows[i]
+    for i, row in enumerate(array.cells[cut].tolist(), index or 0):
         entry = p4r.MeterEntry(meter_id=array.info.id, index=p4r.Index(index=i))
         if row[MTR_CONFIGURED]:
             config = entry.config

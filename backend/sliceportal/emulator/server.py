@@ -173,11 +173,13 @@ def _handler(service: P4RuntimeService) -> Any:
         yield from _guard(context, lambda: service.read(decoded))
 
     def set_pipeline(request: Any, context: Any) -> Any:
-        _guard(context, lambda: service.set_pipeline(request))
+        decoded = _decoded(context, request)
+        _guard(context, lambda: service.set_pipeline(decoded))
         return p4r.SetForwardingPipelineConfigResponse()
 
     def get_pipeline(request: Any, context: Any) -> Any:
-        return _guard(context, lambda: service.get_pipeline(request))
+        decoded = _decoded(context, request)
+        return _guard(context, lambda: service.get_pipeline(decoded))
 
     def capabilities(request: Any, context: Any) -> Any:
         return service.capabilities()
@@ -203,7 +205,6 @@ def _handler(service: P4RuntimeService) -> Any:
     def identity(data: bytes) -> bytes:
         return data
 
-    pb = p4r
     return grpc.method_handlers_generic_handler(
         "p4.v1.P4Runtime",
         {
@@ -219,23 +220,23 @@ def _handler(service: P4RuntimeService) -> Any:
             ),
             "SetForwardingPipelineConfig": grpc.unary_unary_rpc_method_handler(
                 set_pipeline,
-                request_deserializer=pb.SetForwardingPipelineConfigRequest.FromString,
-                response_serializer=pb.SetForwardingPipelineConfigResponse.SerializeToString,
+                request_deserializer=_decoder(p4r.SetForwardingPipelineConfigRequest.FromString),
+                response_serializer=p4r.SetForwardingPipelineConfigResponse.SerializeToString,
             ),
             "GetForwardingPipelineConfig": grpc.unary_unary_rpc_method_handler(
                 get_pipeline,
-                request_deserializer=pb.GetForwardingPipelineConfigRequest.FromString,
-                response_serializer=pb.GetForwardingPipelineConfigResponse.SerializeToString,
+                request_deserializer=_decoder(p4r.GetForwardingPipelineConfigRequest.FromString),
+                response_serializer=p4r.GetForwardingPipelineConfigResponse.SerializeToString,
             ),
             "Capabilities": grpc.unary_unary_rpc_method_handler(
                 capabilities,
-                request_deserializer=pb.CapabilitiesRequest.FromString,
-                response_serializer=pb.CapabilitiesResponse.SerializeToString,
+                request_deserializer=p4r.CapabilitiesRequest.FromString,
+                response_serializer=p4r.CapabilitiesResponse.SerializeToString,
             ),
             "StreamChannel": grpc.stream_stream_rpc_method_handler(
                 stream_channel,
-                request_deserializer=pb.StreamMessageRequest.FromString,
-                response_serializer=pb.StreamMessageResponse.SerializeToString,
+                request_deserializer=p4r.StreamMessageRequest.FromString,
+                response_serializer=p4r.StreamMessageResponse.SerializeToString,
             ),
         },
     )

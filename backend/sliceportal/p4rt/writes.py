@@ -76,12 +76,5 @@ def batch_outcomes(exc: grpc.RpcError, size: int) -> list[UpdateOutcome] | None:
             return None
         if len(errors) != size:
             return None
-        return [
-            OK
-            if e.canonical_code == 0
-            else UpdateOutcome(
-                _STATUS_CODES.get(e.canonical_code, grpc.StatusCode.UNKNOWN), e.message
-            )
-            for e in errors
-        ]
+        return [OK if e.canonical_code == 0 else _outcome(e) for e in errors]
     return None
