@@ -314,17 +314,12 @@ class SwitchSession:
         except grpc.RpcError as exc:
             raise rpc_error(exc, what) from None
 
-    def _read_raw(self, request: bytes, what: str) -> list[bytes]:
-        """The serialized ReadResponses to one serialized ReadRequest."""
-        return list(self._read_stream(request, what))
-
     def _read(self, entities: Sequence[p4r.Entity], what: str) -> list[p4r.Entity]:
         request = p4r.ReadRequest(device_id=self.target.device_id, entities=entities)
-        responses = self._read_raw(request.SerializeToString(), what)
         try:
             return [
                 entity
-                for part in responses
+                for part in self._read_stream(request.SerializeToString(), what)
                 for entity in p4r.ReadResponse.FromString(part).entities
             ]
         except DecodeError as exc:
