@@ -210,14 +210,16 @@ class Reconciler:
 
     # -- database ---------------------------------------------------------------------------
 
-    def _transition(self, db: Session, row: Slice, state: SliceState, detail: str | None) -> None:
-        """Move a (locked) slice to `state`, logged; nothing when nothing changes."""
+    @staticmethod
+    def _transition(row: Slice, state: SliceState, detail: str | None) -> list[Change]:
+        """Move a (locked) slice to `state`; its change-log entry (none when nothing changes),
+        for the caller to write with the others of its pass in one `changes.write`."""
         if row.state is state and row.state_detail == detail:
-            return
+            return []
         before = row.snapshot()
         row.state = state
         row.state_detail = detail
-        changes.write(db, self.context, [Change.of(ChangeAction.UPDATE, row, before)])
+        return [Change.of(ChangeAction.UPDATE, row, before)]
 
     def _set_reachability(self, db: Session, switch: Switch, state: SwitchState) -> SwitchSync:
         """Record the switch's reachability (logged when it changes); its status row."""
@@ -269,8 +271,11 @@ class Reconciler:
                 .order_by(Slice.id)
                 .with_for_update(of=Slice)
             )
-            for row in rows:
-                self._transition(db, row, SliceState.DEPLOYING, f"writing to switch {name!r}")
+            detail = f"writing to switch {name!r}"
+            logged = [
+                c for row in rows for c in self._transition(row, SliceState.DEPLOYING, detail)
+            ]
+            changes.write(db, self.context, logged)
             db.commit()
 
     def _switch_problem(
@@ -282,10 +287,13 @@ class Reconciler:
             switch = db.get(Switch, switch_id)
             if switch is None:
                 return
-            for row in self._locked_slices(db, switch_id, waiting=True):
-                self._transition(
-                    db, row, SliceState.PENDING, f"waiting for switch {switch.name!r}: {error}"
-                )
+            detail = f"waiting for switch {switch.name!r}: {error}"
+            logged = [
+                change
+                for row in self._locked_slices(db, switch_id, waiting=True)
+                for change in self._transition(row, SliceState.PENDING, detail)
+            ]
+            changes.write(db, self.context, logged)
             sync = self._set_reachability(db, switch, state)
             sync.last_error = error
             if cookie is not None:
@@ -318,6 +326,7 @@ class Reconciler:
             named = sa.select(Switch.id, Switch.name).where(Switch.id.in_(involved))
             switch_names = dict(db.execute(named).tuples().all())
             now = _now()
+            logged: list[Change] = []
             for row in rows:
                 intent = now_intents.get((row.id, switch_id))
                 error = here.rejected.get(row.id) or written.slice_errors.get(row.id)
@@ -335,7 +344,8 @@ class Reconciler:
                     deployment.digest = None
                 deployment.error = error
                 state, detail = _slice_status(row, deployments, now_intents, switch_names)
-                self._transition(db, row, state, detail)
+                logged += self._transition(row, state, detail)
+            changes.write(db, self.context, logged)
             sync = self._set_reachability(db, switch, SwitchState.REACHABLE)
             sync.pipeline_cookie = f"{self.pipeline.cookie:016x}"
             sync.pipeline_in_sync = True

@@ -86,7 +86,7 @@ def write(
 ) -> None:
     """Add `changes` to the change log (as `context`) and `messages` to the outbox, in the
     session's transaction: one statement on its connection, after the session's pending ORM
-    changes."""
+    changes (none when there is nothing to write)."""
     session.flush()
     entries = [
         {
@@ -101,18 +101,19 @@ def write(
         }
         for n, change in enumerate(changes)
     ]
+    queued = [
+        {"n": n, "task": m.task, "args": m.args, "task_id": m.task_id}
+        for n, m in enumerate(messages)
+    ]
+    if not entries and not queued:
+        return
     if entries and context is None:
         raise ValueError("change-log entries need the context of the change")
     params = {
         "user_id": None if context is None else context.user_id,
         "request_id": None if context is None else context.request_id,
         "entries": Jsonb(entries),
-        "messages": Jsonb(
-            [
-                {"n": n, "task": m.task, "args": m.args, "task_id": m.task_id}
-                for n, m in enumerate(messages)
-            ]
-        ),
+        "messages": Jsonb(queued),
     }
     with driver(session).cursor() as cursor:
         cursor.execute(_WRITE, params)

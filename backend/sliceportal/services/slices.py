@@ -338,17 +338,17 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     link_ids = set(data.link_ids if data.link_ids is not None else row.link_ids)
     fields = data.model_fields_set
     match = _match(values, row.id, link_ids) if fields & MATCH_FIELDS else None
+    locked = None
     if fields & ANALYSED_FIELDS:
         locked = _lock(session, link_ids | set(row.link_ids), match, link_ids, row.id)
+    elif match is not None:
+        _lock(session, link_ids, match, None, row.id)
+    if "name" in given:  # the slice's own name is its own (the unique index)
         _check_name_free(session, values["name"], row.id)
+    if locked is not None:
         _admit(session, values, row.id, locked.links, link_ids, locked.stored, old=row)
         _set_links(session, row.id, locked, link_ids)
         session.refresh(row, ["link_rows", "switch_rows"])  # as the statement left them
-    else:
-        if match is not None:
-            _lock(session, link_ids, match, None, row.id)
-        if "name" in given:
-            _check_name_free(session, values["name"], row.id)
     for key in columns - {"id", "created_at", "updated_at"}:
         setattr(row, key, values[key])
     row.state = SliceState.PENDING
