@@ -45,11 +45,14 @@ def database_url(postgres_server_url: str) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """URL of a real Redis (database 15 of the system one, flushed at start, or an embedded one)."""
+    """URL of a real Redis (database 15 of the system one, flushed at start, or an embedded one).
+
+    `SLICEPORTAL_TEST_REDIS_DB` picks another database, so that two runs on one machine do not
+    flush each other's."""
     if embedded.tcp_port_answers("127.0.0.1", 6379):
         import redis
 
-        url = "redis://127.0.0.1:6379/15"
+        url = f"redis://127.0.0.1:6379/{os.environ.get('SLICEPORTAL_TEST_REDIS_DB', '15')}"
         redis.Redis.from_url(url).flushdb()
         yield url
         return
