@@ -49,6 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="start with the program's pipeline committed, as if a controller had set it",
     )
     parser.add_argument(
+        "--like-bmv2",
+        action="store_true",
+        help="behave as BMv2 does where a client could come to rely on the emulator being "
+        "kinder: the highest remaining election id becomes primary when the primary leaves, "
+        "a pipeline with an empty device config fails every read and write (UNKNOWN), "
+        "register reads answer UNIMPLEMENTED",
+    )
+    parser.add_argument(
         "--traffic",
         metavar="PROFILE.json",
         default=None,
@@ -136,7 +144,12 @@ def switch(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     try:
         server = EmulatorServer(
-            args.grpc, args.device_id, p4info, load_pipeline=args.load_pipeline, model=model
+            args.grpc,
+            args.device_id,
+            p4info,
+            load_pipeline=args.load_pipeline,
+            model=model,
+            like_bmv2=args.like_bmv2,
         )
     except (P4InfoError, OSError) as exc:
         if control is not None:
@@ -146,7 +159,7 @@ def switch(args: argparse.Namespace) -> int:
     sys.stdout.write(
         f"P4Runtime switch emulator on {server.address}, device id {args.device_id}, "
         f"program {p4info}, {sources} traffic source{'s' * (sources != 1)}, "
-        f"{args.clock} clock  (Ctrl-C stops)\n"
+        f"{args.clock} clock{', like BMv2' * args.like_bmv2}  (Ctrl-C stops)\n"
     )
     if control is not None:
         sys.stdout.write(f"traffic control (emulator only): http://{control.address}/traffic\n")

@@ -3,10 +3,13 @@
 Follows the P4Runtime specification ("Client Arbitration and Controller Replication", "Client
 Arbitration Update"): per (device, role) the primary is the live controller whose election id is
 at least the highest election id ever seen for that role; when the primary leaves or lowers its
-id, there is no primary until some controller arbitrates with an id at least that high. BMv2's
-server is laxer (the highest live id always wins, and it accepts Writes while no controller is
-connected); the emulator keeps the specification's rules, so a controller that works against it
-never relies on that laxness. Roles carry no role config: every role has full pipeline access.
+id, there is no primary until some controller arbitrates with an id at least that high (since
+P4Runtime 1.1: "Upon the master disconnection, the server no longer chooses the controller with
+the second highest election id as the new master"). BMv2's server (PI) keeps the 1.0 rule: the
+live controller with the highest id is always primary, so when the primary leaves, the next
+highest is promoted and everybody is told. `highest_live_wins` selects that rule (the
+emulator's `like_bmv2` mode), so that clients are tested against both. Roles carry no role
+config: every role has full pipeline access.
 """
 
 from __future__ import annotations
@@ -60,8 +63,10 @@ def election_id_of(message: Any) -> int | None:
 
 
 class Arbiter:
-    def __init__(self, device_id: int) -> None:
+    def __init__(self, device_id: int, *, highest_live_wins: bool = False) -> None:
         self.device_id = device_id
+        self.highest_live_wins = highest_live_wins
+        """BMv2's rule (see the module's docstring) instead of the specification's."""
         self._lock = threading.Lock()
         self._roles: dict[str, _Role] = {"": _Role()}
         self._sessions: set[Session] = set()
@@ -109,17 +114,22 @@ class Arbiter:
             self._elect(role, session)
 
     def close(self, session: Session) -> None:
-        """The stream ended; if it was the primary, the role is left without one."""
+        """The stream ended; if it was the primary, the role is left without one (with
+        `highest_live_wins`, the next highest live id is promoted), and everybody is told."""
         with self._lock:
             self._sessions.discard(session)
             if not session.arbitrated:
                 return
             role = self._roles[session.role]
             role.sessions.remove(session)
-            if role.primary is session:
-                role.primary = None
-                for other in role.sessions:
-                    self._notify(role, other)
+            if role.primary is not session:
+                return
+            if self.highest_live_wins:
+                self._elect_highest_live(role, None)
+                return
+            role.primary = None
+            for other in role.sessions:
+                self._notify(role, other)
 
     def check_primary(self, device_id: int, role_name: str, election_id: int | None) -> None:
         """Raise unless (device_id, role, election_id) names the current primary."""
@@ -148,6 +158,9 @@ class Arbiter:
                 raise invalid(f"election id {election_id} is already used by another controller")
 
     def _elect(self, role: _Role, session: Session) -> None:
+        if self.highest_live_wins:
+            self._elect_highest_live(role, session)
+            return
         was_primary = role.primary is session
         election_id = session.election_id
         if election_id is not None and (role.highest is None or election_id >= role.highest):
@@ -164,6 +177,25 @@ class Arbiter:
                 self._notify(role, other)
         else:
             self._notify(role, session)
+
+    def _elect_highest_live(self, role: _Role, sender: Session | None) -> None:
+        """BMv2's rule: the live controller with the highest election id is primary. A change
+        of primary is told to all (the others first, then the new primary); otherwise only
+        `sender` (the controller that arbitrated, if any) hears back."""
+        voters = [s for s in role.sessions if s.election_id is not None]
+        primary = max(voters, key=lambda s: s.election_id or 0, default=None)
+        changed = primary is not role.primary
+        role.primary = primary
+        if primary is not None:
+            role.highest = primary.election_id
+        if changed:
+            for other in role.sessions:
+                if other is not primary:
+                    self._notify(role, other)
+            if primary is not None:
+                self._notify(role, primary)
+        elif sender is not None:
+            self._notify(role, sender)
 
     def _notify(self, role: _Role, session: Session) -> None:
         response = p4r.StreamMessageResponse()

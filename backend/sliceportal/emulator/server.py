@@ -41,7 +41,8 @@ class EmulatorServer:
     """A P4Runtime switch emulator serving one device on `grpc_address`.
 
     Starts with no pipeline, like a switch fresh from boot, unless `load_pipeline` is set.
-    Use `"127.0.0.1:0"` to get a free port (then read `address`).
+    Use `"127.0.0.1:0"` to get a free port (then read `address`). `like_bmv2`: behave as BMv2
+    where clients could otherwise rely on the emulator being kinder (`P4RuntimeService`).
     """
 
     def __init__(
@@ -52,9 +53,10 @@ class EmulatorServer:
         *,
         load_pipeline: bool = False,
         model: PipelineModel | None = None,
+        like_bmv2: bool = False,
     ) -> None:
         program = P4InfoIndex.from_file(p4info_path or DEFAULT_P4INFO)
-        self.service = P4RuntimeService(program, device_id, model)
+        self.service = P4RuntimeService(program, device_id, model, like_bmv2=like_bmv2)
         if load_pipeline:
             self.service.load_pipeline()
         # Each open StreamChannel holds a worker thread; leave as many for unary RPCs.

@@ -44,16 +44,29 @@ class WriteBatchError(P4RuntimeError):
 
 
 class P4RuntimeService:
+    """The P4Runtime RPCs of one device. `like_bmv2` makes it behave as BMv2 does where a
+    client could otherwise come to rely on the emulator being kinder (docs/emulator.md, "Like
+    BMv2"): the highest live election id is primary (the one that remains is promoted when the
+    primary leaves), a pipeline committed with an empty device config fails every Read and Write
+    with UNKNOWN, and register reads answer UNIMPLEMENTED."""
+
     def __init__(
-        self, program: P4InfoIndex, device_id: int = 1, model: PipelineModel | None = None
+        self,
+        program: P4InfoIndex,
+        device_id: int = 1,
+        model: PipelineModel | None = None,
+        *,
+        like_bmv2: bool = False,
     ) -> None:
         self.program = program
         self.device_id = device_id
-        self.arbiter = Arbiter(device_id)
+        self.like_bmv2 = like_bmv2
+        self.arbiter = Arbiter(device_id, highest_live_wins=like_bmv2)
         self._model = model or NoTraffic()
-        self._lock = threading.Lock()  # guards the three fields below
+        self._lock = threading.Lock()  # guards the four fields below
         self._config: Any = None  # the ForwardingPipelineConfig saved or committed last
         self._uncommitted = False  # a VERIFY_AND_SAVE awaits its COMMIT
+        self._unserved = False  # like BMv2: the committed config had no device config
         self._attached: DeviceState | None = None  # the state the model runs on
         self.state: DeviceState | None = None  # what Read and Write act on
 
@@ -65,6 +78,7 @@ class P4RuntimeService:
         config.p4info.CopyFrom(self.program.message)
         with self._lock:
             self._commit(config, keep_state=False)
+            self._unserved = False  # as BMv2 started with the program's JSON
 
     def set_pipeline(self, request: Any) -> None:
         """SetForwardingPipelineConfig."""
@@ -103,6 +117,7 @@ class P4RuntimeService:
             self.state = DeviceState(self.program)
         self._config = config
         self._uncommitted = False
+        self._unserved = self.like_bmv2 and not config.p4_device_config
         if self._attached is not self.state:
             if self._attached is not None:
                 self._model.detach()
@@ -177,6 +192,10 @@ class P4RuntimeService:
         parts: list[Iterable[bytes]] = []
         with state.lock:
             for i, entity in enumerate(request.entities):
+                if self.like_bmv2 and entity.WhichOneof("entity") == "register_entry":
+                    raise P4RuntimeError(
+                        Code.UNIMPLEMENTED, "register reads are not implemented (p4lang/PI#376)"
+                    )
                 try:
                     parts.append(entities.read(state, entity))
                 except P4RuntimeError as exc:
@@ -189,6 +208,12 @@ class P4RuntimeService:
         if state is None:
             raise P4RuntimeError(
                 Code.FAILED_PRECONDITION, "no forwarding pipeline config is set on this device"
+            )
+        if self._unserved:
+            raise P4RuntimeError(
+                Code.UNKNOWN,
+                "the pipeline was committed with an empty p4_device_config: there is no "
+                "program to serve (as on BMv2, which accepts it and then fails every request)",
             )
         return state
 
