@@ -54,7 +54,7 @@ from sliceportal.p4rt.connection import SwitchTarget
 from sliceportal.p4rt.pipeline import settings_pipeline
 from sliceportal.p4rt.proto import p4r
 from sliceportal.p4rt.session import SwitchSession, connect
-from sliceportal.schemas.choices import SwitchState
+from sliceportal.schemas.choices import SwitchKind, SwitchState
 from sliceportal.schemas.links import LinkCreate
 from sliceportal.schemas.switches import SwitchCreate
 from sliceportal.services import links, switches
@@ -392,7 +392,8 @@ def bench_bmv2(settings: Settings) -> None:
         wait_for(
             lambda: embedded.tcp_port_answers("127.0.0.1", port), 30, "simple_switch_grpc listens"
         )
-        session = connect(SwitchTarget(1, address, 1, 10), settings=settings)
+        target = SwitchTarget(1, address, 1, 10, kind=SwitchKind.BMV2)
+        session = connect(target, settings=settings)
         try:
             session.push_pipeline(settings_pipeline(settings).cookie)
             compare_with_floor(session, "BMv2")

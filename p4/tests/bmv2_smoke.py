@@ -23,6 +23,7 @@ from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.p4rt.connection import SwitchTarget
 from sliceportal.p4rt.pipeline import load_pipeline
 from sliceportal.p4rt.session import connect
+from sliceportal.schemas.choices import SwitchKind
 
 SWITCH_MAC = "02:00:00:00:00:fe"
 H1_MAC, H2_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02"
@@ -169,7 +170,8 @@ def main() -> int:
 
     # The portal's own adapter, exactly as the control plane uses it (BMv2's device id is 0).
     pipeline = load_pipeline(Path(args.p4info), Path(args.json))
-    session = connect(SwitchTarget(0, args.grpc, device_id=0, election_id=1), pipeline=pipeline)
+    target = SwitchTarget(0, args.grpc, device_id=0, election_id=1, kind=SwitchKind.BMV2)
+    session = connect(target, pipeline=pipeline)
     try:
         session.push_pipeline(pipeline.cookie)
         reported = session.pipeline_cookie()

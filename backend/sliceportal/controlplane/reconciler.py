@@ -4,9 +4,11 @@ Under a per-switch advisory lock (two reconciliations of one switch never interl
 
 1. read the switch row and the slices crossing it, translate them (`desired.intents`) and merge
    them (`domain.reconcile.desired_state`);
-2. ask the switch for its pipeline cookie: push the pipeline when it has none (a restarted
-   switch), or when deploying and it runs another one; a reconciliation leaves a foreign
-   pipeline alone and says so;
+2. ask the switch for its pipeline cookie, and when it is ours, read one default entry back
+   (the cookie alone proves nothing); push the pipeline when it has none (a restarted switch)
+   or cannot serve ours, or when deploying and it runs another one; a reconciliation leaves a
+   foreign pipeline alone and says so, and pushes nothing without the device config a target
+   needs (`Pipeline.check_deployable`);
 3. read its entries and its `slice_meter` cells back, `plan` the difference (`plan_meters` for
    the meter cells of meter slices), mark the slices about to be written `deploying`, write
    the plan (batches of at most 1,000, each update with its own outcome: meter cells
@@ -44,7 +46,7 @@ from sliceportal.domain import reconcile as rc
 from sliceportal.domain.dataplane import MeterConfig, TableEntry
 from sliceportal.p4rt.connection import SwitchTarget
 from sliceportal.p4rt.errors import SwitchError, TransientSwitchError
-from sliceportal.p4rt.pipeline import Pipeline
+from sliceportal.p4rt.pipeline import MissingDeviceConfig, Pipeline
 from sliceportal.p4rt.session import SessionPool, SwitchSession
 from sliceportal.schemas.choices import ChangeAction, SliceState, SwitchState
 from sliceportal.services.slices import slice_query
@@ -64,6 +66,7 @@ class Outcome(StrEnum):
     IN_SYNC = "in sync"
     APPLIED = "applied"
     FOREIGN_PIPELINE = "foreign pipeline"
+    NO_DEVICE_CONFIG = "no device config"
     REFUSED = "refused"
     UNREACHABLE = "unreachable"
 
@@ -175,7 +178,13 @@ class Reconciler:
         self, session: SwitchSession, switch_id: int, name: str, wanted: rc.Desired, deploy: bool
     ) -> Report:
         report = Report(switch_id, Outcome.IN_SYNC)
-        cookie = session.pipeline_cookie()
+        cookie = reported = session.pipeline_cookie()
+        # A cookie alone proves nothing (BMv2 reports the one it was given with an empty
+        # device config, and then fails every read and write): one small read must agree.
+        problem = session.pipeline_problem() if cookie == self.pipeline.cookie else None
+        if problem is not None:
+            logger.warning("switch %r: %s; pushing the pipeline again", name, problem)
+            cookie = None
         if cookie != self.pipeline.cookie:
             if cookie is not None and not deploy:
                 self._switch_problem(
@@ -186,7 +195,12 @@ class Reconciler:
                     cookie=cookie,
                 )
                 return Report(switch_id, Outcome.FOREIGN_PIPELINE)
-            session.push_pipeline(self.pipeline.cookie)
+            try:
+                session.push_pipeline(self.pipeline.cookie)
+            except MissingDeviceConfig as exc:
+                error = str(exc) if problem is None else f"{problem}; {exc}"
+                self._switch_problem(switch_id, SwitchState.REACHABLE, error, cookie=reported)
+                return Report(switch_id, Outcome.NO_DEVICE_CONFIG)
             report.pipeline_pushed = True
         actual = session.read_entries()
         plan = rc.plan(wanted.entries, actual)

@@ -29,6 +29,7 @@ import grpc  # type: ignore[import-untyped, unused-ignore]
 
 from sliceportal.p4rt.errors import SwitchError, TransientSwitchError, rpc_error
 from sliceportal.p4rt.proto import p4r, p4r_grpc
+from sliceportal.schemas.choices import SwitchKind
 
 if TYPE_CHECKING:
     from sliceportal.db.models import Switch
@@ -51,6 +52,9 @@ class SwitchTarget:
     tls_ca_path: str | None = None
     tls_cert_path: str | None = None
     tls_key_path: str | None = None
+    kind: SwitchKind = SwitchKind.EMULATOR
+    """What the target is (whether it needs a device config); targets made by hand in tests,
+    benchmarks and experiments are emulators unless they say otherwise."""
 
     @classmethod
     def of(cls, switch: Switch) -> SwitchTarget:
@@ -62,6 +66,7 @@ class SwitchTarget:
             switch.tls_ca_path,
             switch.tls_cert_path,
             switch.tls_key_path,
+            kind=switch.kind,
         )
 
     @property

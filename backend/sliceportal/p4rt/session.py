@@ -101,8 +101,39 @@ class SwitchSession:
         cookie: int = reply.config.cookie.cookie
         return cookie or None
 
+    def pipeline_problem(self) -> str | None:
+        """Why the switch does not serve the pipeline whose cookie it reports; None when it
+        does. One small read, the default entry of a managed table, compared with the P4Info's:
+        BMv2 given an empty device config reports the cookie it was given and answers every read
+        and write UNKNOWN, so a cookie alone proves nothing. Other refusals raise, as reads do."""
+        codec = self.pipeline.codec
+        tables = [codec.table(name) for name in MANAGED_TABLES]
+        table = next((t for t in tables if t.const_default_action_id), tables[0])
+        request = p4r.Entity(table_entry=p4r.TableEntry(table_id=table.id, is_default_action=True))
+        try:
+            read = self._read([request], f"Read the default entry of {table.name}")
+        except SwitchError as exc:
+            if exc.code in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.FAILED_PRECONDITION):
+                return f"the switch reports the portal's pipeline but cannot serve it ({exc})"
+            raise
+        actions = [
+            e.table_entry.action.action.action_id
+            for e in read
+            if e.WhichOneof("entity") == "table_entry"
+        ]
+        wanted = table.const_default_action_id  # 0: any default action will do
+        if len(actions) != 1 or wanted not in (0, actions[0]):
+            return (
+                "the switch reports the portal's pipeline but not its default entry in "
+                f"{table.name}"
+            )
+        return None
+
     def push_pipeline(self, cookie: int) -> None:
-        """VERIFY_AND_COMMIT our P4Info and device config under `cookie` (clears all entries)."""
+        """VERIFY_AND_COMMIT our P4Info and device config under `cookie` (clears all entries).
+        MissingDeviceConfig, before anything is sent, when the target needs a device config
+        and the pipeline has none."""
+        self.pipeline.check_deployable(self.target.kind)
         request = _SetConfig(
             device_id=self.target.device_id,
             election_id=self.target.election_uint128,

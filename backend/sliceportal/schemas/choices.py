@@ -52,6 +52,13 @@ class SwitchKind(Choice):
         TOFINO: "Intel Tofino",
     }
 
+    @property
+    def needs_device_config(self) -> bool:
+        """Whether the target needs the program's compiled device config with its P4Info: only
+        the emulator, which models the program itself, does without. BMv2 accepts an empty one
+        and then fails every read and write (UNKNOWN)."""
+        return self is not SwitchKind.EMULATOR
+
 
 class SwitchState(Choice):
     """Set by the control-plane workers; the API creates switches as `unknown`."""
