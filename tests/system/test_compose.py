@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+import pytest
 import yaml
 
 from sliceportal.cli.main import build_parser
 from sliceportal.controlplane.bootstrap import parse_switches
 from sliceportal.controlplane.supervisor import celery_children
+from sliceportal.core import embedded
 from sliceportal.core.config import Settings
+from sliceportal.core.embedded import free_tcp_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,11 +71,254 @@ def test_every_portal_variable_is_a_setting() -> None:
             assert variable.removeprefix("SLICEPORTAL_") in fields, variable
 
 
-def test_p4c_compiles_as_the_makefile_does_into_the_volume_the_portal_reads() -> None:
-    services = compose()
-    script = " ".join(services["p4c"]["command"])
+# -- the file against the Compose specification, and its commands run here --------------------
+
+P4C_HEADER = "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n"
+"""What p4c releases since 1.2.4.8 write before the text P4Info."""
+FAKE_P4C = """#!/bin/sh
+# Stands in for p4c-bm2-ss: a BMv2 JSON to -o, and to --p4runtime-files the committed P4Info
+# as p4c writes it (with its comment header), edited by the sed script in $FAKE_P4C_EDIT.
+while [ $# -gt 0 ]; do
+    case $1 in
+        -o) json=$2; shift ;;
+        --p4runtime-files) p4info=$2; shift ;;
+    esac
+    shift
+done
+printf '{"pipelines": []}' > "$json"
+{ printf '%s' "$P4C_HEADER"; sed "${FAKE_P4C_EDIT:-}" "$COMMITTED_P4INFO"; } > "$p4info"
+"""
+
+
+def check_compose_schema(path: Path) -> subprocess.CompletedProcess[str]:
+    """check-jsonschema with the Compose specification's schema, which it ships (vendored from
+    compose-spec/compose-spec, kept up to date by its releases)."""
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec",
+         str(path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_docker_compose_yml_follows_the_compose_specification(tmp_path: Path) -> None:
+    checked = check_compose_schema(ROOT / "docker-compose.yml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    broken = tmp_path / "docker-compose.yml"
+    broken.write_text(
+        (ROOT / "docker-compose.yml")
+        .read_text()
+        .replace("condition: service_completed_successfully", "condition: service_done")
+    )
+    refused = check_compose_schema(broken)
+    assert refused.returncode == 1 and "service_done" in refused.stdout
+
+
+def interpolate(text: str, variables: dict[str, str]) -> str:
+    """Compose's `${NAME}`, `${NAME:-default}` and `${NAME:?error}` against `variables`."""
+
+    def value(match: re.Match[str]) -> str:
+        name, operator, rest = match.group(1), match.group(2), match.group(3) or ""
+        if name in variables:
+            return variables[name]
+        assert operator != ":?", f"{name}: {rest}"
+        return rest
+
+    return re.sub(r"\$\{(\w+)(?:(:[-?])([^}]*))?\}", value, text)
+
+
+@dataclass
+class RunHere:
+    command: list[str]
+    environment: dict[str, str]
+    cwd: str | None
+
+
+def as_run_here(name: str, volumes: dict[str, Path], variables: dict[str, str]) -> RunHere:
+    """A service's command line, environment and working directory as they run here: each
+    volume mounted in the container is the host directory it maps to (`./dir` in the
+    repository, a named volume in `volumes`), the environment is interpolated from
+    `variables`, and the image's own environment (Dockerfile ENV) comes first for the services
+    built from it."""
+    service = compose()[name]
+    mounts: dict[str, Path] = {}
+    for volume in service.get("volumes", []):
+        source, target = volume.split(":")[:2]
+        mounts[target] = ROOT / source if source.startswith(".") else volumes[source]
+
+    def here(text: str) -> str:
+        """`text` with every container path under a mount replaced by the host's (also inside
+        a `sh -c` script)."""
+        for target, source in mounts.items():
+            text = re.sub(rf"(?<![\w./]){re.escape(target)}(?=/|\s|$)", str(source), text)
+        return text
+
+    environment = dict(os.environ)
+    if service.get("build") == ".":
+        dockerfile = (ROOT / "Dockerfile").read_text()
+        environment |= dict(re.findall(r"^ENV (\w+)=(\S+)$", dockerfile, re.MULTILINE))
+    for key, raw in service.get("environment", {}).items():
+        environment[key] = here(interpolate(str(raw), variables))
+    cwd = service.get("working_dir")
+    return RunHere([here(word) for word in service["command"]], environment, cwd and here(cwd))
+
+
+def fake_p4c(tmp_path: Path, edit: str = "") -> dict[str, str]:
+    """PATH and variables that make `p4c-bm2-ss` the fake above."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "p4c-bm2-ss").write_text(FAKE_P4C)
+    (bin_dir / "p4c-bm2-ss").chmod(0o755)
+    return {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "P4C_HEADER": P4C_HEADER,
+        "FAKE_P4C_EDIT": edit,
+        "COMMITTED_P4INFO": str(ROOT / "p4" / "build" / "sliceportal.p4info.txtpb"),
+    }
+
+
+def test_the_p4c_service_accepts_p4c_s_p4info_with_its_comment_header(tmp_path: Path) -> None:
+    volume = tmp_path / "p4build"
+    volume.mkdir()
+    p4c = as_run_here("p4c", {"p4build": volume}, {})
+    run = subprocess.run(
+        p4c.command,
+        env=p4c.environment | fake_p4c(tmp_path),
+        cwd=p4c.cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "OK: p4c's P4Info equals" in run.stdout
+    # The BMv2 JSON lands where the portal services look for it.
+    device_config = compose()["api"]["environment"]["SLICEPORTAL_P4_DEVICE_CONFIG_PATH"]
+    assert device_config.startswith("/p4build/")
+    assert json.loads((volume / Path(device_config).name).read_text()) == {"pipelines": []}
+
+
+def test_the_p4c_service_fails_when_p4c_s_p4info_differs(tmp_path: Path) -> None:
+    volume = tmp_path / "p4build"
+    volume.mkdir()
+    p4c = as_run_here("p4c", {"p4build": volume}, {})
+    changed = fake_p4c(tmp_path, edit="s/size: 4096/size: 4095/")
+    run = subprocess.run(
+        p4c.command, env=p4c.environment | changed, cwd=p4c.cwd, capture_output=True, text=True
+    )
+    assert run.returncode == 1
+    assert "FAILED: p4c's P4Info" in run.stderr and "+  size: 4095" in run.stdout
+    # Every portal service waits for it to succeed.
+    for name in ("api", "worker", "beat", "poller"):
+        assert compose()[name]["depends_on"]["p4c"] == {
+            "condition": "service_completed_successfully"
+        }
+
+
+def test_make_compile_and_the_p4c_service_run_the_same_script() -> None:
+    """One compile line and one P4Info comparison (p4/compile.sh, p4/check-p4info) for the
+    Makefile, its Docker variant and docker-compose.yml."""
     makefile = (ROOT / "p4" / "Makefile").read_text()
-    assert "--std p4-16 --arch v1model" in makefile and "--std p4-16 --arch v1model" in script
-    device_config = services["api"]["environment"]["SLICEPORTAL_P4_DEVICE_CONFIG_PATH"]
-    assert f"-o {device_config}" in script
-    assert "diff -u build/sliceportal.p4info.txtpb" in script
+    assert "sh compile.sh build" in makefile
+    assert "sh /p4/compile.sh /p4/build" in makefile
+    image = re.search(r"^P4C_IMAGE \?= (\S+)$", makefile, re.MULTILINE)
+    assert image is not None and image.group(1) == compose()["p4c"]["image"]
+    assert compose()["p4c"]["command"][:2] == ["sh", "/p4/compile.sh"]
+    assert "check-p4info" in (ROOT / "p4" / "compile.sh").read_text()
+
+
+class Service:
+    """A compose service's command running here, its output collected by a thread."""
+
+    def __init__(self, run: RunHere, environment: dict[str, str]) -> None:
+        executable = Path(sys.executable).parent / run.command[0]
+        self.process = subprocess.Popen(
+            [str(executable), *run.command[1:]],
+            env=run.environment | environment,
+            cwd=run.cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def wait_for(self, condition: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            output = "".join(self.lines[-30:])
+            assert self.process.poll() is None, f"exited before {what}:\n{output}"
+            assert time.monotonic() < deadline, f"no {what} within {timeout_s} s:\n{output}"
+            time.sleep(0.2)
+
+    def said(self, text: str) -> Callable[[], bool]:
+        return lambda: any(text in line for line in self.lines)
+
+    def terminate(self) -> None:
+        """SIGTERM to its process group (celery's pool, serve's children)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+
+    def stop(self) -> None:
+        """`terminate`, then SIGKILL after 20 s."""
+        self.terminate()
+        try:
+            self.process.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(5)
+
+
+@pytest.fixture
+def compose_database(postgres_server_url: str) -> Iterator[str]:
+    """An empty database of its own: the api service migrates it as on a first `up`."""
+    name = f"sliceportal_compose_{uuid.uuid4().hex[:12]}"
+    url = embedded.create_database(postgres_server_url, name)
+    yield url
+    embedded.drop_database(postgres_server_url, name)
+
+
+def test_the_portal_services_command_lines_run(
+    tmp_path: Path, compose_database: str, redis_url: str
+) -> None:
+    """api (migrates, creates the admin, registers the bmv2 switch, serves), worker, beat and
+    poller (once the database is migrated), each with its compose command and environment (the
+    image's production one), pointed at this run's PostgreSQL and Redis."""
+    variables = {"SLICEPORTAL_SECRET_KEY": secrets.token_urlsafe(32)}
+    volumes = {"p4build": tmp_path / "p4build"}
+    here = {"DATABASE_URL": compose_database, "REDIS_URL": redis_url, "HOME": str(tmp_path)}
+    port = free_tcp_port()
+
+    def start(name: str) -> Service:
+        run = as_run_here(name, volumes, variables)
+        if name == "api":
+            run.command[run.command.index("--port") + 1] = str(port)
+            run.command[run.command.index("--host") + 1] = "127.0.0.1"  # as published
+        service = Service(run, here)
+        started.append(service)
+        return service
+
+    def healthy() -> bool:
+        with contextlib.suppress(httpx.HTTPError):
+            return httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=2).is_success
+        return False
+
+    started: list[Service] = []
+    try:
+        api, worker, beat = start("api"), start("worker"), start("beat")
+        api.wait_for(healthy, "/api/v1/health answering 200")
+        assert api.said("created the first admin")()
+        poller = start("poller")
+        worker.wait_for(worker.said("ready."), "the worker ready")
+        beat.wait_for(beat.said("beat: Starting"), "beat starting")
+        poller.wait_for(poller.said("telemetry poller active"), "the poller active")
+    finally:
+        for service in started:
+            service.terminate()
+        for service in started:
+            service.stop()
