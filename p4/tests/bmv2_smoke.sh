@@ -59,8 +59,9 @@ for port in 1 2; do
 done
 
 # Not through in_ns: $! must be the switch itself (ip netns exec execs it), not a subshell.
+# --log-flush: without it BMv2 buffers its log, and the file is still empty when we look.
 ip netns exec "$NS" simple_switch_grpc --device-id 0 --no-p4 -i 1@sw1 -i 2@sw2 \
-    --thrift-port 9090 --log-file "$LOGDIR/simple_switch" --log-level info \
+    --thrift-port 9090 --log-file "$LOGDIR/simple_switch" --log-level info --log-flush \
     -- --grpc-server-addr 127.0.0.1:9559 --priority-queues 8 &
 SWITCH_PID=$!
 
@@ -77,4 +78,9 @@ grpc_up || { echo "simple_switch_grpc does not answer on 127.0.0.1:9559; logs in
 
 in_ns "$PYTHON" "$HERE/bmv2_smoke.py" --grpc 127.0.0.1:9559 --p4info "$P4INFO" --json "$JSON" \
     --send-iface h1 --recv-iface h2
-echo "bmv2_smoke: switch logs in $LOGDIR"
+# BMv2 (its spdlog) names the file of --log-file NAME "NAME.txt".
+if [ ! -s "$LOGDIR/simple_switch.txt" ]; then
+    echo "bmv2_smoke: FAILED: the switch log $LOGDIR/simple_switch.txt is empty"
+    exit 1
+fi
+echo "bmv2_smoke: switch log $LOGDIR/simple_switch.txt ($(wc -l <"$LOGDIR/simple_switch.txt") lines)"
