@@ -21,6 +21,7 @@ from sliceportal.core.config import Settings
 from sliceportal.db import samples as store
 from sliceportal.db.models import TelemetrySample
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.telemetry import CELLS_PER_SLICE
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.p4rt.session import SessionPool
 from sliceportal.telemetry.inventory import SwitchWatch, load_inventory
@@ -208,3 +209,34 @@ def test_a_dp_sid_taken_over_by_another_slice_starts_over(
     )
     batch = poller.poll()
     assert batch is not None and batch.slices == ()
+
+
+def test_a_switch_that_cannot_read_registers_is_polled_on_its_counters_alone(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    pool: SessionPool,
+    sink: SampleSink,
+) -> None:
+    """Register reads are an emulator-only extra: against a switch that answers them
+    UNIMPLEMENTED as BMv2 does, samples carry no registers and the poller reads counters only
+    (20 cells a slice, not 22)."""
+    with EmulatorServer("127.0.0.1:0", 1, load_pipeline=True, like_bmv2=True) as bmv2:
+        counters = SwitchCounters(bmv2.address)
+        try:
+            (slice_,) = create_emulator_slices(client, operator_headers, bmv2.address)
+            clock = FakeClock()
+            poller = SwitchPoller(watch_of(db, settings, slice_), pool, 1.0, clock=clock)
+            assert poller.poll() is not None  # the baseline
+            assert not poller.registers_readable
+            assert poller.cells_per_slice == CELLS_PER_SLICE == 20
+            counters.set(dp_sid_of(slice_), Cells(forwarded=(100, 125_000)))
+            clock.advance(1.0)
+            batch = poller.poll()
+        finally:
+            counters.close()
+    assert batch is not None and batch.registers is None
+    sink.handle(batch)
+    (sample,) = stored(db, slice_["id"], batch.t)
+    assert sample["throughput_bps"] == 125_000 * 8 and sample["registers"] is None

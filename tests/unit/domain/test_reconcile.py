@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from random import Random
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -117,6 +118,26 @@ def test_applying_the_plan_converges_and_planning_again_changes_nothing(
     assert rc.index_entries(held) == wanted
     assert not rc.plan(wanted, held)
     assert len({rc.entry_key(u.entry) for u in plan.updates}) == len(plan.updates)
+
+
+@given(slice_sets(), slice_sets(), st.randoms(use_true_random=False))
+def test_nothing_depends_on_the_order_a_switch_returns_its_entries_in(
+    before: list[rc.SliceIntent], after: list[rc.SliceIntent], random: Random
+) -> None:
+    """BMv2 returns entries in handle order, and reuses the handles of deleted entries: a
+    read's order says nothing. The same steps (as sets) and the same confirmations."""
+    actual = list(entries(*before).values())
+    shuffled = random.sample(actual, len(actual))
+    wanted = entries(*after)
+
+    def steps(read: list[dp.TableEntry]) -> list[set[rc.EntryUpdate]]:
+        return [set(step) for step in rc.plan(wanted, read).steps]
+
+    assert steps(shuffled) == steps(actual)
+    assert rc.index_entries(shuffled) == rc.index_entries(actual)
+    for slice_ in after:
+        held = rc.index_entries(shuffled)
+        assert rc.confirmed(slice_, held) == rc.confirmed(slice_, rc.index_entries(actual))
 
 
 def test_slices_routing_one_prefix_out_of_one_port_share_the_route() -> None:
