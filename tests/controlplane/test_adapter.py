@@ -102,6 +102,24 @@ def test_the_cookie_is_a_stable_hash_of_p4info_and_device_config(settings: Setti
     assert pipeline.cookie == pipeline_cookie(p4info, expected)
 
 
+def test_zero_values_go_as_one_zero_byte_which_the_strict_emulator_takes(
+    session: SwitchSession,
+) -> None:
+    """The emulator refuses empty byte strings (BMv2 would store them as 0): DP_SID 0, port 0
+    and priority 0 are sent as b"\\x00", so the portal does not depend on BMv2's leniency."""
+    zeros = dp.TableEntry(
+        dp.SLICE_POLICY,
+        (dp.FieldMatch("dp_sid", dp.MatchKind.EXACT, 0),),
+        dp.TAIL_DROP,
+        (("priority", 0), ("byte_time", 1), ("c_delay", 0), ("hist_target", 0)),
+    )
+    encoded = session.pipeline.codec.encode(zeros)
+    assert [m.exact.value for m in encoded.match] == [b"\x00"]
+    assert [p.value for p in encoded.action.action.params] == [b"\x00", b"\x01", b"\x00", b"\x00"]
+    assert session.write([insert(zeros)])[0].ok
+    assert session.read_entries() == [zeros]
+
+
 def test_writes_go_in_batches_of_at_most_1000_and_read_back_equal(
     session: SwitchSession, emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
