@@ -11,6 +11,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from emulator.p4rt import Controller
 from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
 from sliceportal.domain import dataplane as dp
@@ -105,8 +106,8 @@ def test_the_cookie_is_a_stable_hash_of_p4info_and_device_config(settings: Setti
 def test_zero_values_go_as_one_zero_byte_which_the_strict_emulator_takes(
     session: SwitchSession,
 ) -> None:
-    """The emulator refuses empty byte strings (BMv2 would store them as 0): DP_SID 0, port 0
-    and priority 0 are sent as b"\\x00", so the portal does not depend on BMv2's leniency."""
+    """The emulator refuses empty byte strings (BMv2 stores them as 0): a DP_SID or parameter
+    of 0 is sent as b"\\x00", so the portal works on a strict target as on BMv2."""
     zeros = dp.TableEntry(
         dp.SLICE_POLICY,
         (dp.FieldMatch("dp_sid", dp.MatchKind.EXACT, 0),),
@@ -241,6 +242,30 @@ def test_releasing_mastership_lets_another_session_with_the_same_id_write(
     finally:
         twin.close()
     assert session.write([insert(policy(3))])[0].ok  # arbitrates again
+
+
+@pytest.mark.parametrize("like_bmv2", [False, True], ids=["spec", "bmv2"])
+def test_the_portal_takes_mastership_back_from_a_backup_whatever_the_arbitration_rule(
+    settings: Settings, like_bmv2: bool
+) -> None:
+    """`sliceportal shell`'s case: a backup one id below the portal's. When the portal releases
+    mastership, BMv2 promotes the backup (the specification leaves the role without a
+    primary); either way the portal's next write arbitrates again and wins."""
+    with EmulatorServer("127.0.0.1:0", 1, load_pipeline=True, like_bmv2=like_bmv2) as switch:
+        portal = connect(target(switch), settings=settings)
+        shell = None
+        try:
+            assert portal.write([insert(policy(1))])[0].ok  # arbitrates: primary
+            shell = Controller(switch.address, 9)
+            portal.release_mastership()
+            told = shell.next_message().arbitration.status.code
+            assert told == (Code.OK if like_bmv2 else Code.NOT_FOUND)
+            assert portal.write([insert(policy(2))])[0].ok and portal.is_primary
+            assert shell.next_message().arbitration.status.code == Code.ALREADY_EXISTS
+        finally:
+            if shell is not None:
+                shell.close()
+            portal.close()
 
 
 def test_writing_after_the_switch_restarted_arbitrates_again(
