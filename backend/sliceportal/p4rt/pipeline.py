@@ -16,7 +16,7 @@ from sliceportal.schemas.choices import SwitchKind
 HOW_TO_COMPILE = (
     "compile p4/sliceportal.p4 with `make -C p4 compile` (needs p4c-bm2-ss) or "
     "`make -C p4 compile-docker` (needs Docker: the p4lang/p4c image), or set "
-    "SLICEPORTAL_P4_DEVICE_CONFIG_PATH to a compiled sliceportal.json"
+    "SLICEPORTAL_P4_DEVICE_CONFIG_PATH to a compiled sliceportal.json; then restart the portal"
 )
 
 
