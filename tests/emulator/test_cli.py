@@ -35,6 +35,8 @@ def test_register_adds_the_switch_command() -> None:
         None,
         False,
     )
+    assert not args.like_bmv2
+    assert parser.parse_args(["switch", "--like-bmv2"]).like_bmv2
     with pytest.raises(SystemExit):
         parser.parse_args(["switch", "--device-id", "0"])
 
