@@ -115,18 +115,18 @@ def _login(client: httpx.Client, username: str, password: str, **headers: str) -
 
 
 def test_a_default_portal_signs_with_a_generated_key_not_the_published_one(portal: Portal) -> None:
-    key_file = portal.data_dir / "secret_key"
-    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
-    key = key_file.read_text().strip()
-    assert len(key) >= 32 and key not in portal.output
-    assert f"signing key: generated into {key_file}" in portal.output
     with portal.client("127.0.0.4") as client:
         forged = {"Authorization": f"Bearer {_token(portal.user_id, PUBLISHED_KEY)}"}
         refused = client.get("/api/v1/users/me", headers=forged)
         assert refused.status_code == 401, refused.text
+        key_file = portal.data_dir / "secret_key"
+        assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+        key = key_file.read_text().strip()
         # the key in the file is the one the server uses: another process can share it
         shared = {"Authorization": f"Bearer {_token(portal.user_id, key)}"}
         assert client.get("/api/v1/users/me", headers=shared).json()["id"] == portal.user_id
+    assert len(key) >= 32 and key not in portal.output
+    assert f"signing key: generated into {key_file}" in portal.output
 
 
 def test_a_forwarded_for_header_from_a_client_does_not_reset_its_address_limit(
