@@ -75,7 +75,6 @@ def gate_limits(settings: Settings) -> GateLimits:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    settings.signing_key()  # a key file that cannot be made or read fails here, not at a login
     engine = create_db_engine(settings)
     redis_client = redis.Redis.from_url(
         settings.redis_url, socket_connect_timeout=2, socket_timeout=2
