@@ -146,6 +146,18 @@ def test_a_forwarded_for_header_from_a_client_does_not_reset_its_address_limit(
     assert 1 <= int(refused.headers["retry-after"]) <= 60
 
 
+def test_an_ipv6_client_counts_by_its_64_block(portal: Portal) -> None:
+    """Addresses of one /64, forwarded by the trusted proxy: one address limit."""
+    hosts = (f"2001:db8:0:1::{n:x}" for n in itertools.count(1))
+    with portal.client(PROXY) as client:
+        for _ in range(ADDRESS_LIMIT):
+            wrong = _login(client, unique("guess"), "wrong", **{"X-Forwarded-For": next(hosts)})
+            assert wrong.status_code == 401, wrong.text
+        refused = _login(client, unique("guess"), "wrong", **{"X-Forwarded-For": next(hosts)})
+    assert refused.status_code == 429, refused.text
+    assert "from this address" in refused.json()["detail"]
+
+
 def _seconds_blanked(response: httpx.Response) -> str:
     detail: str = response.json()["detail"]
     return re.sub(r"\d+", "N", detail)

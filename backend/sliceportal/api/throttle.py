@@ -5,7 +5,8 @@ Two throttles guard the password login, each a counter of failed attempts with a
 - per client address (any user name): `login_attempts_per_minute` failures in a minute lock
   that address out of the login for a minute. The address is the TCP peer's, or the one a
   trusted proxy (`SLICEPORTAL_TRUSTED_PROXIES`) names in X-Forwarded-For: a client cannot
-  pick its own by sending the header.
+  pick its own by sending the header. An IPv6 client counts by its /64, the block one host
+  usually has to itself.
 - per user name (from any address): `login_account_max_failures` failures within
   `login_account_window_s` lock the name for `login_account_lockout_s`, during which even the
   right password is refused. Names are counted whether or not such a user exists, so the
@@ -19,6 +20,7 @@ are refused before the password is checked, with the seconds to wait.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import math
 from dataclasses import dataclass
 
@@ -45,6 +47,19 @@ _SUCCEEDED = """
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('DECR', KEYS[1]) end
 return 0
 """
+
+
+def address_subject(host: str) -> str:
+    """What the per-address throttle counts for a client: its address, or for IPv6 its /64."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:  # not an address (a test client's name, a Unix socket)
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 @dataclass(frozen=True)

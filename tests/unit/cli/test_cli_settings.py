@@ -98,6 +98,7 @@ def test_serve_refuses_a_bootstrap_switch_the_api_would_refuse(
     why: str,
 ) -> None:
     """Before it starts anything: the database and Redis here do not answer."""
+    monkeypatch.setenv("SLICEPORTAL_DATA_DIR", str(tmp_path))  # serve sets it: undone after
     monkeypatch.setenv("SLICEPORTAL_BOOTSTRAP_SWITCHES", switches)
     monkeypatch.setenv("DATABASE_URL", "postgresql+psycopg://nobody@127.0.0.1:1/none")
     monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")

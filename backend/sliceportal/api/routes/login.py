@@ -8,7 +8,7 @@ from fastapi.security import OAuth2PasswordRequestForm
 from sliceportal import security
 from sliceportal.api.deps import RedisDep, SessionDep, SettingsDep
 from sliceportal.api.problems import Problem, unauthorized
-from sliceportal.api.throttle import Throttle
+from sliceportal.api.throttle import Throttle, address_subject
 from sliceportal.core.config import Settings
 from sliceportal.schemas.login import AccessToken
 from sliceportal.services.users import authenticate
@@ -51,7 +51,7 @@ def login_access_token(
 
     429 with `Retry-After` after too many failed logins from the client's address, or for the
     user name from any address (then even the right password waits; docs/api.md)."""
-    client = request.client.host if request.client else "unknown"
+    client = address_subject(request.client.host if request.client else "unknown")
     per_address, per_account = _throttles(settings)
     if retry_after := per_address.attempt(redis_client, client):
         raise _refuse("too many failed logins from this address", retry_after)
