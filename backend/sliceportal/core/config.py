@@ -1,8 +1,9 @@
 """One `Settings` for every process (API, CLI, workers, migrations), read from the environment.
 
 Variables are prefixed `SLICEPORTAL_` except the two URLs operators expect by their usual names
-(`DATABASE_URL`, `REDIS_URL`). List settings are comma-separated (`a,b,c`). There is no default
-signing key: unset, one is generated into the data directory (`core.signing`).
+(`DATABASE_URL`, `REDIS_URL`). The proxy, network and directory lists are comma-separated
+(`a,b,c`; the webhook lists are JSON). There is no default signing key: unset, one is
+generated into the data directory (`core.signing`).
 """
 
 from __future__ import annotations
