@@ -1,7 +1,8 @@
 # One image for every process of the portal: the API, the Celery worker and beat (docker-compose
 # gives each its command) run the same code with the same Settings. Alone, `docker run -p
-# 8000:8000 -e SLICEPORTAL_SECRET_KEY=... <image>` is the laptop setup: embedded PostgreSQL and
-# Redis, an emulated switch, the worker and beat, all under `sliceportal serve`.
+# 8000:8000 -v sliceportal:/app/.sliceportal <image>` is the laptop setup: embedded PostgreSQL and
+# Redis, an emulated switch, the worker and beat, all under `sliceportal serve`, which keeps its
+# data and its generated signing key in the volume.
 FROM python:3.11-slim
 WORKDIR /app
 COPY . /app

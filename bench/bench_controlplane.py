@@ -201,7 +201,7 @@ def activation(database_url: str, redis_url: str, workdir: Path, count: int) -> 
         with sessions() as db:
             admin = create_admin(db, "bench-admin", "benchmark password")
             row = switches.create_switch(
-                db, SETUP, SwitchCreate(name="bench", address=address, kind="emulator")
+                db, SETUP, SwitchCreate(name="bench", address=address, kind="emulator"), settings
             )
             link = links.create_link(
                 db,

@@ -51,7 +51,7 @@ def create_access_token(user_id: int, settings: Settings) -> tuple[str, int]:
     lifetime = dt.timedelta(minutes=settings.access_token_minutes)
     now = dt.datetime.now(dt.UTC)
     claims = {"sub": str(user_id), "iat": now, "exp": now + lifetime, "typ": "access"}
-    token = jwt.encode(claims, settings.secret_key, algorithm=JWT_ALGORITHM)
+    token = jwt.encode(claims, settings.signing_key(), algorithm=JWT_ALGORITHM)
     return token, int(lifetime.total_seconds())
 
 
@@ -60,7 +60,7 @@ def decode_access_token(token: str, settings: Settings) -> int:
     try:
         claims = jwt.decode(
             token,
-            settings.secret_key,
+            settings.signing_key(),
             algorithms=[JWT_ALGORITHM],
             options={"require": ["exp", "sub"]},
         )

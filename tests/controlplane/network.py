@@ -7,7 +7,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from sliceportal.core.config import Settings
+from sliceportal.core.config import Settings, get_settings
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import ChangeLogEntry, Link, Slice, SliceSwitch, Switch
 from sliceportal.domain import dataplane as dp
@@ -24,7 +24,10 @@ SETUP = ChangeContext(user_id=None, request_id="test-setup")
 ELECTION_ID = 10
 
 
-def make_switch(db: Session, address: str, device_id: int, **overrides: Any) -> Switch:
+def make_switch(
+    db: Session, address: str, device_id: int, settings: Settings | None = None, **overrides: Any
+) -> Switch:
+    """A switch registered as the API would (`settings` say where its TLS files may be)."""
     body = {
         "name": unique("sw"),
         "address": address,
@@ -32,7 +35,7 @@ def make_switch(db: Session, address: str, device_id: int, **overrides: Any) -> 
         "election_id": ELECTION_ID,
         "kind": "emulator",
     } | overrides
-    return switches.create_switch(db, SETUP, SwitchCreate(**body))
+    return switches.create_switch(db, SETUP, SwitchCreate(**body), settings or get_settings())
 
 
 def make_link(db: Session, settings: Settings, switch_id: int, port: int = 1) -> Link:

@@ -304,16 +304,22 @@ def test_the_shell_uses_the_switchs_mutual_tls_settings(
     path.write_text('print(sum(1 for _ in CounterEntry("forwarded").read()))\n')
     try:
         with db() as session:
+            tls_settings = settings.model_copy(update={"tls_dirs": (pki,)})
             tls = make_switch(
                 session,
                 f"127.0.0.1:{port}",
                 device_id,
+                tls_settings,
                 tls_ca_path=str(pki / "ca.pem"),
                 tls_cert_path=str(pki / "client.pem"),
                 tls_key_path=str(pki / "client.key"),
             ).name
             ca_only = make_switch(
-                session, f"127.0.0.1:{port}", device_id + 1, tls_ca_path=str(pki / "ca.pem")
+                session,
+                f"127.0.0.1:{port}",
+                device_id + 1,
+                tls_settings,
+                tls_ca_path=str(pki / "ca.pem"),
             ).name
         done = sliceportal_shell(environment, tls, "--exec", str(path))
         assert (done.returncode, done.stdout, done.stderr) == (0, "4096\n", "")

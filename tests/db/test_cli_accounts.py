@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
+import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -10,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal import security
 from sliceportal.cli import CliError, accounts
+from sliceportal.core import embedded
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db.models import ChangeLogEntry, User
 from sliceportal.schemas.choices import EntityType, Role
@@ -86,3 +90,21 @@ def test_ensure_first_admin(settings: Settings, db: sessionmaker[Session]) -> No
             user = session.scalars(select(User).where(User.username == username)).one()
             assert security.verify_password(password, user.hashed_password)
     assert ensure_first_admin(settings) is None
+
+
+def test_create_admin_in_a_database_never_migrated_is_one_line(postgres_server_url: str) -> None:
+    name = f"sliceportal_empty_{uuid.uuid4().hex[:12]}"
+    url = embedded.create_database(postgres_server_url, name)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "sliceportal.cli", "create-admin", "--username", "root"],
+            env=os.environ | {"DATABASE_URL": url},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        embedded.drop_database(postgres_server_url, name)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "has no sliceportal tables: run `sliceportal migrate` first" in result.stderr

@@ -118,3 +118,19 @@ def test_a_port_in_use_is_reported(tmp_path: Path) -> None:
         )
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+@pytest.mark.parametrize("option", ["--grpc", "--control"])
+def test_a_port_out_of_range_is_one_line_and_status_2(option: str) -> None:
+    """Not a server on some other port (gRPC picked a random one for 99999)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "sliceportal.cli", "switch", option, "127.0.0.1:99999"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert f"argument {option}: '127.0.0.1:99999': must be host:port with a port in 1..65535" in (
+        result.stderr
+    )

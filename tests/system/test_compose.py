@@ -28,6 +28,7 @@ from sliceportal.controlplane.supervisor import celery_children
 from sliceportal.core import embedded
 from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
+from sliceportal.schemas.switches import check_switch_network
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,6 +55,17 @@ def test_the_api_serves_without_its_own_switch_and_workers_and_registers_bmv2() 
     assert args.no_switch and args.no_workers and args.host == "0.0.0.0"
     (switch,) = parse_switches(api["environment"]["SLICEPORTAL_BOOTSTRAP_SWITCHES"])
     assert switch.address == "bmv2:9559" and switch.device_id == 1
+    networks = Settings(switch_networks=api["environment"]["SLICEPORTAL_SWITCH_NETWORKS"])
+    check_switch_network(switch.address, networks.switch_networks)
+
+
+def test_the_api_keeps_its_generated_signing_key_on_a_volume() -> None:
+    document = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    api = document["services"]["api"]
+    assert "SLICEPORTAL_SECRET_KEY" not in api["environment"]
+    volume = api["environment"]["SLICEPORTAL_DATA_DIR"]
+    assert any(mount.split(":")[1] == volume for mount in api["volumes"])
+    assert all(mount.split(":")[0] in document["volumes"] for mount in api["volumes"])
 
 
 def test_bmv2_answers_where_the_api_looks_with_eight_priority_queues() -> None:

@@ -19,8 +19,6 @@ from sliceportal.schemas.choices import Role
 from sliceportal.schemas.problems import PROBLEM_DETAILS
 from utils import factories
 
-LOGIN_LIMIT = 5
-
 
 @pytest.fixture(scope="session")
 def migrated_url(database_url: str) -> str:
@@ -29,13 +27,18 @@ def migrated_url(database_url: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def settings(migrated_url: str, redis_url: str) -> Settings:
+def settings(
+    migrated_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Settings:
+    """The test portal's settings. Every TestClient request comes from one address: its login
+    throttle is out of the way (tests/system/test_login_throttle.py tests it on a server)."""
     return Settings(
         DATABASE_URL=migrated_url,
         REDIS_URL=redis_url,
         environment=Environment.TEST,
         secret_key="test-secret-key-of-a-decent-length",
-        login_attempts_per_minute=LOGIN_LIMIT,
+        login_attempts_per_minute=10_000,
+        tls_dirs=(tmp_path_factory.mktemp("tls"),),
         db_pool_size=10,
         db_max_overflow=40,
     )

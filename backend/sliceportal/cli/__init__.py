@@ -9,6 +9,7 @@ JSON document (:func:`write_json`).
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,22 @@ if TYPE_CHECKING:
 
 class CliError(Exception):
     """Bad input or an unreadable file: one line on stderr, exit status 2."""
+
+
+def host_port(text: str) -> str:
+    """An argparse type: `host:port`, `ipv4:port` or `[ipv6]:port` with a port in 1..65535,
+    checked as the API checks switch addresses (a bad one is a usage error, not a server on
+    some other port)."""
+    from sliceportal.schemas.switches import check_address
+
+    try:
+        return check_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+UNDEFINED_TABLE = "42P01"
+"""PostgreSQL's SQLSTATE for a missing table: the database was never migrated."""
 
 
 class _DuplicateKeyError(ValueError):
@@ -83,12 +100,19 @@ def database_session() -> Iterator[Session]:
     from sliceportal.db.session import create_db_engine, create_sessionmaker
 
     engine = create_db_engine(get_settings())
+    where = engine.url.render_as_string(hide_password=True)
     try:
         with create_sessionmaker(engine)() as session:
             yield session
     except sa.exc.OperationalError as exc:
-        where = engine.url.render_as_string(hide_password=True)
         reason = str(exc.orig).splitlines()[0] if exc.orig else str(exc)
         raise CliError(f"cannot reach the database {where} (DATABASE_URL): {reason}") from None
+    except sa.exc.ProgrammingError as exc:
+        if getattr(exc.orig, "sqlstate", None) != UNDEFINED_TABLE:
+            raise
+        raise CliError(
+            f"the database {where} (DATABASE_URL) has no sliceportal tables: "
+            "run `sliceportal migrate` first"
+        ) from None
     finally:
         engine.dispose()

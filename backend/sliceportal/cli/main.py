@@ -24,6 +24,7 @@ from sliceportal.cli import (
     switch,
 )
 from sliceportal.core.config import SettingsError
+from sliceportal.core.signing import SigningKeyError
 from sliceportal.domain import SpecError
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)
-    except (CliError, SpecError, SettingsError) as exc:
+    except (CliError, SpecError, SettingsError, SigningKeyError) as exc:
         return _fail(str(exc), 2)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`). Point stdout at devnull so that the flush at
@@ -85,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("SLICEPORTAL_DEBUG"):
             raise
+        first_line = next(iter(str(exc).splitlines()), "")
         return _fail(
-            f"internal error: {type(exc).__name__}: {exc} (SLICEPORTAL_DEBUG=1 shows more)", 1
+            f"internal error: {type(exc).__name__}: {first_line} (SLICEPORTAL_DEBUG=1 shows more)",
+            1,
         )

@@ -9,6 +9,10 @@ registers the switches (the emulator and `SLICEPORTAL_BOOTSTRAP_SWITCHES`) with,
 start, the paper's demo slices; deploys them; and serves the API. The children log to
 `--data-dir`/logs. Ctrl-C stops everything it started.
 
+`--data-dir` (default `SLICEPORTAL_DATA_DIR`) becomes `SLICEPORTAL_DATA_DIR` of the children,
+so that they find the generated signing key there (`core.signing`); it logs where the key
+comes from, never the key. X-Forwarded-For is believed from `SLICEPORTAL_TRUSTED_PROXIES` only.
+
 docker-compose runs the same command with `--no-switch --no-workers`: its worker, beat, poller
 and BMv2 switch are services of their own.
 """
@@ -24,11 +28,15 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING, Any
 
-from sliceportal.cli import CliError
+from sliceportal.cli import CliError, host_port
 from sliceportal.core import embedded
-from sliceportal.core.config import get_settings
+from sliceportal.core.config import Settings, get_settings
 from sliceportal.emulator.defaults import DEFAULT_GRPC_ADDRESS
+
+if TYPE_CHECKING:
+    from sliceportal.controlplane.bootstrap import SwitchSpec
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,12 +45,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--port", type=int, default=8000, help="HTTP port")
     parser.add_argument(
         "--data-dir",
-        default=".sliceportal",
-        help="where embedded PostgreSQL and Redis keep their files, and the logs "
-        "(default: ./.sliceportal)",
+        default=None,
+        help="where embedded PostgreSQL and Redis keep their files, the logs and the generated "
+        "signing key (default: SLICEPORTAL_DATA_DIR, else ./.sliceportal)",
     )
     parser.add_argument(
         "--switch",
+        type=host_port,
         default=DEFAULT_GRPC_ADDRESS,
         metavar="HOST:PORT",
         help=f"P4Runtime address of the emulated switch (default: {DEFAULT_GRPC_ADDRESS}; "
@@ -66,10 +75,9 @@ def _say(line: str) -> None:
 
 
 def _switch_address(wanted: str) -> str:
-    """`wanted`, or the same host on a free port when something listens there already."""
+    """`wanted` (checked by `host_port`), or the same host on a free port when something
+    listens there already."""
     host, _, port = wanted.rpartition(":")
-    if not host or not port.isdigit():
-        raise CliError(f"--switch {wanted!r} is not HOST:PORT")
     if embedded.tcp_port_answers(host, int(port)):
         return f"{host}:{embedded.free_tcp_port(host)}"
     return wanted
@@ -92,9 +100,16 @@ def serve(args: argparse.Namespace) -> int:
     from sliceportal.schemas.choices import SwitchKind
     from sliceportal.services.users import ensure_first_admin
 
-    data_dir = Path(args.data_dir).resolve()
+    data_dir = Path(args.data_dir or get_settings().data_dir).resolve()  # refuses bad settings
+    os.environ["SLICEPORTAL_DATA_DIR"] = str(data_dir)
+    get_settings.cache_clear()
     logs = data_dir / "logs"
-    get_settings()  # refuse an invalid setting before starting anything
+    _say(f"signing key: {get_settings().signing_key_source()}")
+    try:
+        switches = parse_switches(get_settings().bootstrap_switches)
+    except BootstrapError as exc:
+        raise CliError(f"SLICEPORTAL_BOOTSTRAP_SWITCHES: {exc}") from None
+    _check_switch_addresses(args, switches, get_settings())
     with contextlib.ExitStack() as stack:
         if not os.environ.get("DATABASE_URL"):
             server_url = embedded.start_embedded_postgres(data_dir / "postgres")
@@ -108,10 +123,6 @@ def serve(args: argparse.Namespace) -> int:
             _say(f"embedded Redis at {redis_server.url}")
         get_settings.cache_clear()
         settings = get_settings()
-        try:
-            switches = parse_switches(settings.bootstrap_switches)
-        except BootstrapError as exc:
-            raise CliError(f"SLICEPORTAL_BOOTSTRAP_SWITCHES: {exc}") from None
         upgrade(settings.database_url)
         created = ensure_first_admin(settings)
         if created is not None:
@@ -154,8 +165,40 @@ def serve(args: argparse.Namespace) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, _stop)
         with contextlib.suppress(_Stopped):
-            uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+            uvicorn.run(
+                create_app(settings),
+                host=args.host,
+                port=args.port,
+                log_level="info",
+                **_proxy_options(settings),
+            )
     return 0
+
+
+def _check_switch_addresses(
+    args: argparse.Namespace, switches: list[SwitchSpec], settings: Settings
+) -> None:
+    """Refuse, before starting anything, a switch the API would refuse to register."""
+    from sliceportal.schemas.switches import check_address, check_switch_network
+
+    given = [(spec.address, f"SLICEPORTAL_BOOTSTRAP_SWITCHES: {spec.name}") for spec in switches]
+    if not args.no_switch:
+        given.append((args.switch, "--switch"))
+    for address, where in given:
+        try:
+            check_address(address)
+            check_switch_network(address, settings.switch_networks)
+        except ValueError as exc:
+            raise CliError(f"{where}: {address!r}: {exc}") from None
+
+
+def _proxy_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's handling of X-Forwarded-For/-Proto: from the trusted proxies only, and with
+    none configured not at all (uvicorn's own default believes any local process, which could
+    then pose as any client address, e.g. to the login throttle)."""
+    if not settings.trusted_proxies:
+        return {"proxy_headers": False}
+    return {"proxy_headers": True, "forwarded_allow_ips": list(settings.trusted_proxies)}
 
 
 class _Stopped(Exception):

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sliceportal.cli import CliError, read_json
+from sliceportal.cli import CliError, host_port, read_json
 from sliceportal.emulator.defaults import DEFAULT_DEVICE_ID, DEFAULT_GRPC_ADDRESS, DEFAULT_P4INFO
 
 CLOCKS = ("realtime", "fast")
@@ -27,6 +27,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--grpc",
+        type=host_port,
         default=DEFAULT_GRPC_ADDRESS,
         metavar="HOST:PORT",
         help=f"address of the P4Runtime server (default: {DEFAULT_GRPC_ADDRESS})",
@@ -72,6 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--control",
+        type=host_port,
         metavar="HOST:PORT",
         default=None,
         help="serve the emulator-only HTTP side door that starts and stops traffic "

@@ -86,16 +86,18 @@ def parse_switches(text: str) -> list[SwitchSpec]:
     return found
 
 
-def _switch(session: Session, context: ChangeContext, spec: SwitchSpec) -> Switch:
+def _switch(
+    session: Session, context: ChangeContext, spec: SwitchSpec, settings: Settings
+) -> Switch:
     existing = session.scalars(sa.select(Switch).where(Switch.name == spec.name)).one_or_none()
     if existing is None:
         data = SwitchCreate(
             name=spec.name, address=spec.address, device_id=spec.device_id, kind=spec.kind
         )
-        return switches.create_switch(session, context, data)
+        return switches.create_switch(session, context, data, settings)
     if (existing.address, existing.device_id) != (spec.address, spec.device_id):
         change = SwitchUpdate(address=spec.address, device_id=spec.device_id)
-        return switches.update_switch(session, context, existing.id, change)
+        return switches.update_switch(session, context, existing.id, change, settings)
     return existing
 
 
@@ -135,7 +137,7 @@ def bootstrap(session: Session, settings: Settings, specs: list[SwitchSpec]) -> 
     """Register `specs`, lay out the demo network on the first one when the database has no
     slice yet, and deploy every one of them; their ids."""
     context = ChangeContext(user_id=None, request_id=f"serve-bootstrap-{uuid.uuid4().hex}")
-    ids = [_switch(session, context, spec).id for spec in specs]
+    ids = [_switch(session, context, spec, settings).id for spec in specs]
     if ids and session.scalar(sa.select(sa.func.count()).select_from(Slice)) == 0:
         first = session.get(Switch, ids[0])
         assert first is not None

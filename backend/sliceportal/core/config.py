@@ -1,25 +1,43 @@
 """One `Settings` for every process (API, CLI, workers, migrations), read from the environment.
 
 Variables are prefixed `SLICEPORTAL_` except the two URLs operators expect by their usual names
-(`DATABASE_URL`, `REDIS_URL`). Outside development the secret key must be set explicitly.
+(`DATABASE_URL`, `REDIS_URL`). The proxy, network and directory lists are comma-separated
+(`a,b,c`; the webhook lists are JSON). There is no default signing key: unset, one is
+generated into the data directory (`core.signing`).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from sliceportal.core import signing
 from sliceportal.core.paths import FRONTEND_DIST, P4_BUILD, P4INFO_PATH
 
-DEVELOPMENT_SECRET = "development-only-secret-change-me"
+DEFAULT_SWITCH_NETWORKS = (
+    "127.0.0.0/8",
+    "::1/128",
+    "10.0.0.0/8",
+    "172.16.0.0/12",
+    "192.168.0.0/16",
+    "fc00::/7",
+    "localhost",
+)
+"""Loopback and the private ranges (RFC 1918, RFC 4193): the embedded emulator and a lab
+network work out of the box; public addresses and link-local ones (cloud metadata services
+live at 169.254.169.254) do not."""
+HOST_NAME = re.compile(r"^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)+$")
+"""A DNS host name (RFC 1123 labels), as switch addresses and `switch_networks` give them."""
 REDIS_SCHEMES = frozenset({"redis", "rediss", "unix"})
 UNECHOED = frozenset({"DATABASE_URL", "REDIS_URL", "SLICEPORTAL_SECRET_KEY"})
 """Variables whose invalid value is not repeated in the error: they may hold a password."""
@@ -40,9 +58,28 @@ class Settings(BaseSettings):
         validation_alias="DATABASE_URL",
     )
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", validation_alias="REDIS_URL")
-    secret_key: str = DEVELOPMENT_SECRET
+    data_dir: Path = Path(".sliceportal")
+    """Where `serve` keeps embedded PostgreSQL and Redis and the logs, and where the generated
+    signing key (and, by default, the switches' TLS files) are: every process of one portal
+    must see the same directory (`serve` passes its `--data-dir` on to its children)."""
+    secret_key: str | None = None
+    """Signs access tokens and stream tickets; None: the key file in `data_dir`."""
     access_token_minutes: int = Field(default=30, ge=1, le=24 * 60)
+    # Login throttling (api/throttle.py): failed logins per client address (any user name), and
+    # per user name (from any address, known or not) before that account is locked a while.
     login_attempts_per_minute: int = Field(default=10, ge=1)
+    login_account_max_failures: int = Field(default=10, ge=1)
+    login_account_window_s: int = Field(default=900, ge=1)
+    login_account_lockout_s: int = Field(default=900, ge=1)
+    trusted_proxies: Annotated[tuple[str, ...], NoDecode] = ()
+    """Addresses or networks of reverse proxies whose X-Forwarded-For names the client; from
+    anyone else the header is ignored (default: nobody's)."""
+    # What the portal connects to (docs/security.md).
+    switch_networks: Annotated[tuple[str, ...], NoDecode] = DEFAULT_SWITCH_NETWORKS
+    """Networks (CIDR) and host names (`name`, or `.domain` for any name under it) that switch
+    addresses may name."""
+    tls_dirs: Annotated[tuple[Path, ...], NoDecode] = ()
+    """Directories the switches' TLS files must be in; none given: `data_dir`/tls."""
     default_model: str = "netcalc"
     default_mtu_bytes: int = Field(default=1500, ge=64, le=65535)
     db_pool_size: int = Field(default=20, ge=1)
@@ -110,12 +147,68 @@ class Settings(BaseSettings):
             raise ValueError("not a Redis URL (redis://host:port/db)")
         return url
 
-    @model_validator(mode="after")
-    def _refuse_default_secret(self) -> Settings:
-        """A forgotten secret in production would let anyone mint tokens."""
-        if self.environment is Environment.PRODUCTION and self.secret_key == DEVELOPMENT_SECRET:
-            raise ValueError("SLICEPORTAL_SECRET_KEY must be set outside development")
-        return self
+    @field_validator("secret_key")
+    @classmethod
+    def _usable_secret_key(cls, key: str | None) -> str | None:
+        """A published or short key would let anyone forge tokens: refuse to start with it."""
+        problem = None if key is None else signing.key_problem(key)
+        if problem is not None:
+            raise ValueError(f"the key {problem} (unset it to have one generated)")
+        return key
+
+    @field_validator("trusted_proxies", "switch_networks", "tls_dirs", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(filter(None, (part.strip() for part in value.split(","))))
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxy_addresses(cls, entries: tuple[str, ...]) -> tuple[str, ...]:
+        """Only addresses and networks: uvicorn would silently take anything else as a name
+        that no peer ever has."""
+        for entry in entries:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or network") from None
+        return entries
+
+    @field_validator("switch_networks")
+    @classmethod
+    def _networks_and_names(cls, entries: tuple[str, ...]) -> tuple[str, ...]:
+        normalised = []
+        for entry in entries:
+            try:
+                normalised.append(str(ipaddress.ip_network(entry, strict=False)))
+                continue
+            except ValueError:
+                pass
+            name = entry.lower().rstrip(".")
+            if not HOST_NAME.match(name.removeprefix(".")):
+                raise ValueError(f"{entry!r} is neither a network (CIDR) nor a host name")
+            normalised.append(name)
+        return tuple(normalised)
+
+    def signing_key(self) -> str:
+        """The key that signs and verifies tokens (generated on first use when not set)."""
+        if self.secret_key is not None:
+            return self.secret_key
+        return signing.key_file(self.key_file_path()).key
+
+    def signing_key_source(self) -> str:
+        """Where the signing key comes from, for the log (never the key)."""
+        if self.secret_key is not None:
+            return "SLICEPORTAL_SECRET_KEY"
+        found = signing.key_file(self.key_file_path())
+        return f"{'generated into' if found.created else 'read from'} {found.path}"
+
+    def key_file_path(self) -> Path:
+        return self.data_dir.resolve() / signing.KEY_FILE_NAME
+
+    def tls_directories(self) -> tuple[Path, ...]:
+        return self.tls_dirs or (self.data_dir / "tls",)
 
 
 class SettingsError(ValueError):

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import re
+from collections.abc import Iterable, Sequence
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
+from sliceportal.core.config import HOST_NAME
 from sliceportal.schemas.choices import SwitchKind, SwitchState
 from sliceportal.schemas.common import (
     Description,
@@ -18,22 +19,60 @@ from sliceportal.schemas.common import (
     PublicModel,
 )
 
-_HOSTNAME = re.compile(r"^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)+$")
-
 
 def check_address(value: str) -> str:
     """A P4Runtime gRPC address: `host:port`, `ipv4:port` or `[ipv6]:port`."""
     host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or not 1 <= int(port) <= 65535:
+    if not sep or not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
         raise ValueError("must be host:port with a port in 1..65535")
     if host.startswith("[") and host.endswith("]"):
         try:
             ipaddress.IPv6Address(host[1:-1])
         except ValueError:
             raise ValueError(f"{host} is not an IPv6 address") from None
-    elif not _HOSTNAME.match(host):
+    elif not HOST_NAME.match(host):
         raise ValueError(f"{host!r} is not a host name or IPv4 address")
     return value
+
+
+def address_host(address: str) -> str:
+    """The host of a checked address, without an IPv6 address's brackets."""
+    host = address.rpartition(":")[0]
+    return host[1:-1] if host.startswith("[") else host
+
+
+def host_allowed(host: str, allowed: Iterable[str]) -> bool:
+    """`host` is an IP address inside one of the `allowed` networks, or a host name listed
+    there (or under a `.domain` listed). Names are not resolved: what a name resolves to can
+    change between this check and the connection, so a name is allowed only by name."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        name = host.lower().rstrip(".")
+        return any(
+            name == entry or (entry.startswith(".") and name.endswith(entry)) for entry in allowed
+        )
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    for entry in allowed:
+        try:
+            network = ipaddress.ip_network(entry)
+        except ValueError:  # a name
+            continue
+        if ip in network:
+            return True
+    return False
+
+
+def check_switch_network(address: str, allowed: Sequence[str]) -> None:
+    """Refuse a switch address outside the networks the portal may connect to
+    (`SLICEPORTAL_SWITCH_NETWORKS`): a switch address is where the workers open connections."""
+    host = address_host(address)
+    if not host_allowed(host, allowed):
+        raise ValueError(
+            f"{host} is outside the networks switches may be at "
+            f"(SLICEPORTAL_SWITCH_NETWORKS: {','.join(allowed)})"
+        )
 
 
 Address = Annotated[str, Field(max_length=255), NoNul, AfterValidator(check_address)]

@@ -4,6 +4,7 @@ the command starts anything (no traceback, no pydantic report, no password echoe
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -41,9 +42,27 @@ def fresh_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         ),
         ("REDIS_URL", "http://cache", "invalid setting REDIS_URL: not a Redis URL"),
         (
-            "SLICEPORTAL_ENVIRONMENT",
-            "production",
-            "SLICEPORTAL_SECRET_KEY must be set outside development",
+            "SLICEPORTAL_SECRET_KEY",
+            "development-only-secret-change-me",
+            "invalid setting SLICEPORTAL_SECRET_KEY: the key is a published default key: anyone "
+            "could sign tokens with it (unset it to have one generated)",
+        ),
+        (
+            "SLICEPORTAL_SECRET_KEY",
+            "hunter2-is-31-bytes-of-a-secret",
+            "invalid setting SLICEPORTAL_SECRET_KEY: the key is shorter than 32 bytes",
+        ),
+        (
+            "SLICEPORTAL_TRUSTED_PROXIES",
+            "10.0.0.1,proxy.example",
+            "invalid setting SLICEPORTAL_TRUSTED_PROXIES='10.0.0.1,proxy.example': "
+            "'proxy.example' is not an IP address or network",
+        ),
+        (
+            "SLICEPORTAL_SWITCH_NETWORKS",
+            "10.0.0.0/8,not_a_name",
+            "invalid setting SLICEPORTAL_SWITCH_NETWORKS='10.0.0.0/8,not_a_name': "
+            "'not_a_name' is neither a network (CIDR) nor a host name",
         ),
     ],
 )
@@ -62,3 +81,29 @@ def test_an_invalid_setting_is_one_line_and_exit_2(
     assert err.startswith(f"sliceportal: {message}")
     assert err.count("\n") == 1
     assert "hunter2" not in err
+
+
+@pytest.mark.parametrize(
+    ("switches", "why"),
+    [
+        ("far=8.8.8.8:9559", "'8.8.8.8:9559': 8.8.8.8 is outside the networks switches may be at"),
+        ("typo=10.0.0.1:95590", "'10.0.0.1:95590': must be host:port with a port in 1..65535"),
+    ],
+)
+def test_serve_refuses_a_bootstrap_switch_the_api_would_refuse(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    switches: str,
+    why: str,
+) -> None:
+    """Before it starts anything: the database and Redis here do not answer."""
+    monkeypatch.setenv("SLICEPORTAL_DATA_DIR", str(tmp_path))  # serve sets it: undone after
+    monkeypatch.setenv("SLICEPORTAL_BOOTSTRAP_SWITCHES", switches)
+    monkeypatch.setenv("DATABASE_URL", "postgresql+psycopg://nobody@127.0.0.1:1/none")
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+    assert main(["serve", "--no-switch", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    name = switches.partition("=")[0]
+    assert err.startswith(f"sliceportal: SLICEPORTAL_BOOTSTRAP_SWITCHES: {name}: {why}")
+    assert err.count("\n") == 1

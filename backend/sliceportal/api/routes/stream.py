@@ -44,14 +44,14 @@ SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
 def create_ticket(user_id: int, settings: Settings) -> str:
     now = dt.datetime.now(dt.UTC)
     claims = {"sub": str(user_id), "typ": TICKET_TYPE, "iat": now, "exp": now + TICKET_LIFETIME}
-    return jwt.encode(claims, settings.secret_key, algorithm=security.JWT_ALGORITHM)
+    return jwt.encode(claims, settings.signing_key(), algorithm=security.JWT_ALGORITHM)
 
 
 def _ticket_user_id(ticket: str, settings: Settings) -> int:
     try:
         claims = jwt.decode(
             ticket,
-            settings.secret_key,
+            settings.signing_key(),
             algorithms=[security.JWT_ALGORITHM],
             options={"require": ["exp", "sub"]},
         )

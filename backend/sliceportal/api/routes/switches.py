@@ -51,9 +51,15 @@ def read_switches(
 
 @router.post("", status_code=status.HTTP_201_CREATED)
 def create_switch(
-    session: SessionDep, _: OperatorUser, context: ChangeContextDep, body: SwitchCreate
+    session: SessionDep,
+    settings: SettingsDep,
+    _: OperatorUser,
+    context: ChangeContextDep,
+    body: SwitchCreate,
 ) -> SwitchPublic:
-    return SwitchPublic.model_validate(service.create_switch(session, context, body))
+    """Register a switch. Its address must be inside `SLICEPORTAL_SWITCH_NETWORKS` and its TLS
+    files PEM files inside `SLICEPORTAL_TLS_DIRS` (422 naming the field otherwise)."""
+    return SwitchPublic.model_validate(service.create_switch(session, context, body, settings))
 
 
 @router.get("/{switch_id}")
@@ -64,12 +70,16 @@ def read_switch(session: SessionDep, _: ViewerUser, switch_id: RowId) -> SwitchP
 @router.patch("/{switch_id}")
 def update_switch(
     session: SessionDep,
+    settings: SettingsDep,
     _: OperatorUser,
     context: ChangeContextDep,
     switch_id: RowId,
     body: SwitchUpdate,
 ) -> SwitchPublic:
-    return SwitchPublic.model_validate(service.update_switch(session, context, switch_id, body))
+    """Change a switch; a new address or TLS file is held to the rules of registration."""
+    return SwitchPublic.model_validate(
+        service.update_switch(session, context, switch_id, body, settings)
+    )
 
 
 @router.delete("/{switch_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -18,6 +18,9 @@ export interface paths {
         /**
          * Login Access Token
          * @description OAuth2 password login: a short-lived bearer token (`access_token_minutes`).
+         *
+         *     429 with `Retry-After` after too many failed logins from the client's address, or for the
+         *     user name from any address (then even the right password waits; docs/api.md).
          */
         post: operations["login-login_access_token"];
         delete?: never;
@@ -148,7 +151,11 @@ export interface paths {
          */
         get: operations["switches-read_switches"];
         put?: never;
-        /** Create Switch */
+        /**
+         * Create Switch
+         * @description Register a switch. Its address must be inside `SLICEPORTAL_SWITCH_NETWORKS` and its TLS
+         *     files PEM files inside `SLICEPORTAL_TLS_DIRS` (422 naming the field otherwise).
+         */
         post: operations["switches-create_switch"];
         delete?: never;
         options?: never;
@@ -174,7 +181,10 @@ export interface paths {
         delete: operations["switches-delete_switch"];
         options?: never;
         head?: never;
-        /** Update Switch */
+        /**
+         * Update Switch
+         * @description Change a switch; a new address or TLS file is held to the rules of registration.
+         */
         patch: operations["switches-update_switch"];
         trace?: never;
     };
