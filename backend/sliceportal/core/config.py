@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", validation_alias="REDIS_URL")
     secret_key: str = DEVELOPMENT_SECRET
     access_token_minutes: int = Field(default=30, ge=1, le=24 * 60)
+    behind_tls_proxy: bool = False
+    """Clients reach the portal over HTTPS through a TLS-terminating proxy that speaks plain
+    HTTP to it: send Strict-Transport-Security and mark the session cookies Secure anyway."""
     login_attempts_per_minute: int = Field(default=10, ge=1)
     default_model: str = "netcalc"
     default_mtu_bytes: int = Field(default=1500, ge=64, le=65535)
