@@ -32,6 +32,33 @@ test('a viewer sees the overview but no change controls', async ({ page }) => {
   await signOut(page);
 });
 
+test('the session is an HttpOnly cookie: nothing in localStorage, changes need the CSRF token', async ({ page }) => {
+  const loginPage = await page.goto('/login');
+  const headers = loginPage!.headers();
+  expect(headers['content-security-policy'], 'the UI is served with its CSP').toContain("script-src 'self'");
+  expect(headers['content-security-policy']).toContain("frame-ancestors 'none'");
+  expect(headers['x-frame-options']).toBe('DENY');
+  await signIn(page, 'viewer');
+  const storage = await page.evaluate(() => ({ local: window.localStorage.length, session: window.sessionStorage.length }));
+  expect(storage, 'nothing in web storage').toEqual({ local: 0, session: 0 });
+  const cookie = (await page.context().cookies()).find((c) => c.name === 'sliceportal_session');
+  expect(cookie?.httpOnly).toBe(true);
+  expect(cookie?.sameSite).toBe('Strict');
+  expect(await page.evaluate(() => document.cookie), 'the session is hidden from scripts').not.toContain('sliceportal_session');
+  await page.reload();
+  await expect(page.getByRole('heading', { name: 'Overview', level: 1 }).first()).toBeVisible();
+  const statuses = await page.evaluate(async () => {
+    const csrf = document.cookie.split('; ').find((c) => c.startsWith('sliceportal_csrf='))?.split('=')[1] ?? '';
+    const post = (headers: Record<string, string>) => fetch('/api/v1/stream/ticket', { method: 'POST', headers }).then((r) => r.status);
+    return { without: await post({}), with: await post({ 'X-CSRF-Token': csrf }) };
+  });
+  expect(statuses).toEqual({ without: 403, with: 200 });
+  await signOut(page);
+  expect((await page.context().cookies()).map((c) => c.name)).not.toContain('sliceportal_session');
+  await page.goto('/');
+  await expect(page.getByRole('button', { name: 'Sign in' }).first()).toBeVisible();
+});
+
 test('an operator sees the overview with switches, links and alerts', async ({ page, signInAs }) => {
   await signInAs('operator');
   await expect(page.getByRole('table', { name: 'Links' }).first()).toBeVisible();

@@ -1,7 +1,7 @@
 /**
  * What every end-to-end test shares: the portal it runs against (from the environment), signing
- * in through the page or quickly through the API, an API client, named screenshots, and a check
- * that no test leaves an uncaught error in the page.
+ * in through the page or quickly through the API, an API client, named screenshots, and checks
+ * that no test leaves an uncaught error or a Content-Security-Policy violation in the page.
  *
  * Environment (tests/e2e/test_ui.py sets it all):
  *   E2E_BASE_URL                        the portal (playwright.config.ts `baseURL`);
@@ -52,10 +52,8 @@ export const portal = {
 };
 mkdirSync(portal.shots, { recursive: true });
 
-const SESSION_KEY = 'sliceportal.session';
-
 /** A bearer token for `role`, from the API's password flow. */
-async function accessToken(role: Role): Promise<{ token: string; expiresInS: number }> {
+async function accessToken(role: Role): Promise<string> {
   const { username, password } = credentials(role);
   const context = await playwrightRequest.newContext({ baseURL: portal.baseUrl });
   try {
@@ -63,8 +61,8 @@ async function accessToken(role: Role): Promise<{ token: string; expiresInS: num
       form: { username, password, grant_type: 'password' },
     });
     expect(response.status(), `sign-in of ${username}`).toBe(200);
-    const body = (await response.json()) as { access_token: string; expires_in: number };
-    return { token: body.access_token, expiresInS: body.expires_in };
+    const body = (await response.json()) as { access_token: string };
+    return body.access_token;
   } finally {
     await context.dispose();
   }
@@ -98,29 +96,31 @@ export function pending(description: string): void {
 }
 
 interface Fixtures {
-  /** Sign in as `role` without the sign-in page (a token from the API in localStorage). */
+  /** Sign in as `role` without the sign-in page (the API's login, in the page's cookie jar). */
   signInAs: (role: Role) => Promise<void>;
   /** The API as the operator. */
   api: APIRequestContext;
   /** Fails the test when the page threw an uncaught error during it. */
   noPageErrors: void;
+  /** Fails the test when the browser refused anything under the portal's CSP. */
+  noCspViolations: void;
 }
 
 export const test = base.extend<Fixtures>({
   signInAs: async ({ page }, use) => {
     await use(async (role) => {
-      const { token, expiresInS } = await accessToken(role);
-      await page.goto('/login');
-      await page.evaluate(
-        ({ key, session }) => window.localStorage.setItem(key, JSON.stringify(session)),
-        { key: SESSION_KEY, session: { token, expiresAt: Date.now() + expiresInS * 1000 } },
-      );
+      const { username, password } = credentials(role);
+      // page.request shares the browser context's cookies: the login's session cookie lands there.
+      const response = await page.request.post('/api/v1/login/access-token', {
+        form: { username, password, grant_type: 'password' },
+      });
+      expect(response.status(), `sign-in of ${username}`).toBe(200);
       await page.goto('/');
       await expect(page.getByRole('heading', { name: 'Overview', level: 1 }).first()).toBeVisible();
     });
   },
   api: async ({ playwright }, use) => {
-    const { token } = await accessToken('operator');
+    const token = await accessToken('operator');
     const context = await playwright.request.newContext({
       baseURL: portal.baseUrl,
       extraHTTPHeaders: { Authorization: `Bearer ${token}` },
@@ -134,6 +134,25 @@ export const test = base.extend<Fixtures>({
       page.on('pageerror', (error) => errors.push(String(error)));
       await use();
       expect(errors, 'uncaught errors in the page').toEqual([]);
+    },
+    { auto: true },
+  ],
+  noCspViolations: [
+    async ({ page }, use) => {
+      // Chromium reports each refusal on the console ("… violates the following Content
+      // Security Policy directive …"); the page's own event says the same, with the directive.
+      const violations: string[] = [];
+      await page.addInitScript(() => {
+        document.addEventListener('securitypolicyviolation', (event) => {
+          console.error(`CSP violation: ${event.effectiveDirective} blocked ${event.blockedURI || 'inline'}`);
+        });
+      });
+      page.on('console', (message) => {
+        const text = message.text();
+        if (/Content Security Policy|CSP violation/i.test(text)) violations.push(text);
+      });
+      await use();
+      expect(violations, 'Content-Security-Policy violations in the page').toEqual([]);
     },
     { auto: true },
   ],

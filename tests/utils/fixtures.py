@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import httpx
 import pytest
@@ -66,7 +67,11 @@ def documented_problem(response: httpx.Response) -> None:
 
 @pytest.fixture(scope="session")
 def client(app: FastAPI) -> Iterator[TestClient]:
-    with TestClient(app) as test_client:
+    """A client like the CLI's: bearer tokens only, no cookie jar. A login's session cookie
+    would otherwise authenticate every later request of every test that means to be
+    anonymous."""
+    no_cookies = CookieJar(DefaultCookiePolicy(allowed_domains=[]))
+    with TestClient(app, cookies=no_cookies) as test_client:
         test_client.event_hooks = {"response": [documented_problem]}
         yield test_client
 

@@ -4,8 +4,9 @@ Dependencies that do no I/O are `async` so FastAPI does not send them to the thr
 trip there is a thread switch, measured at about 5% of the CPU of a short request.
 
 Authentication takes a bearer token that is either an access token (JWT from the login) or an
-API token (`sp_…`); either way the user row is read on every request, so deactivating a user or
-changing a role takes effect at once.
+API token (`sp_…`), or else the browser's session cookie (an access token, CSRF-checked on
+unsafe methods: `api.browser_session`); either way the user row is read on every request, so
+deactivating a user or changing a role takes effect at once.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sqlalchemy import Select, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from sliceportal import security
+from sliceportal.api.browser_session import SessionCookieDep, check_csrf
 from sliceportal.api.problems import Problem, unauthorized
 from sliceportal.core.config import Settings
 from sliceportal.db.base import Base
@@ -70,7 +72,25 @@ async def get_redis(request: Request) -> redis.Redis:
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_db)]
 RedisDep = Annotated[redis.Redis, Depends(get_redis)]
-TokenDep = Annotated[str | None, Depends(oauth2_scheme)]
+
+
+async def request_token(
+    request: Request,
+    settings: SettingsDep,
+    bearer: Annotated[str | None, Depends(oauth2_scheme)],
+    session_cookie: SessionCookieDep,
+) -> str | None:
+    """The bearer token, else the session cookie's (403 on an unsafe method without its CSRF
+    token); None when the request carries neither."""
+    if bearer:
+        return bearer
+    if session_cookie:
+        check_csrf(request, session_cookie, settings)
+        return session_cookie
+    return None
+
+
+TokenDep = Annotated[str | None, Depends(request_token)]
 
 
 _USER_OF_API_TOKEN = (
@@ -109,7 +129,9 @@ def _user_of_api_token(session: Session, token: str, prefix: str) -> User | None
 
 def get_current_user(session: SessionDep, settings: SettingsDep, token: TokenDep) -> User:
     if not token:
-        raise unauthorized("this endpoint needs a bearer token (login or API token)")
+        raise unauthorized(
+            "this endpoint needs a bearer token (login or API token) or the session cookie"
+        )
     prefix = security.api_token_prefix(token)
     if prefix is not None:
         user = _user_of_api_token(session, token, prefix)

@@ -1,6 +1,6 @@
 """Build the FastAPI application: one engine, one Redis client, the routers, the problem
-handlers and the request-id middleware. Nothing connects at build time, so an app can be built
-(and answer 503) while the database is down.
+handlers, the request-id and security-header middleware, Swagger UI and the built UI. Nothing
+connects at build time, so an app can be built (and answer 503) while the database is down.
 
 Each route module's router is included into the app directly, under API_PREFIX, not through
 one `/api/v1` router: FastAPI matches an included router by matching its routes, once to pick
@@ -21,7 +21,8 @@ from fastapi.routing import APIRoute
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sliceportal.api import openapi, problems
+from sliceportal.api import openapi, problems, security_headers
+from sliceportal.api.docs import mount_docs
 from sliceportal.api.gate import GateLimits, GateMiddleware, RequestGate
 from sliceportal.api.router import ROUTERS
 from sliceportal.api.spa import mount_spa
@@ -91,6 +92,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Guaranteed-delay network slices on P4 switches",
         version="0.1.0",
         openapi_url=f"{API_PREFIX}/openapi.json",
+        # `api.docs` serves Swagger UI with a policy of its own; no ReDoc, no OAuth2 redirect.
+        docs_url=None,
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
         generate_unique_id_function=operation_id,
         lifespan=lifespan,
     )
@@ -104,7 +109,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.gate = RequestGate(gate_limits(settings))
     app.add_middleware(GateMiddleware, gate=app.state.gate)
     app.add_middleware(RequestIdMiddleware)
+    security_headers.install(app, behind_tls_proxy=settings.behind_tls_proxy)
     for router in ROUTERS:
         app.include_router(router, prefix=API_PREFIX, responses=problems.RESPONSES)
+    mount_docs(app)
     mount_spa(app, settings.ui_dist_dir)
     return app

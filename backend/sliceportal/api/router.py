@@ -12,6 +12,7 @@ from sliceportal.api.routes import (
     health,
     links,
     login,
+    logout,
     reports,
     slices,
     stream,
@@ -25,6 +26,7 @@ ROUTERS: tuple[APIRouter, ...] = tuple(
     module.router
     for module in (
         login,
+        logout,
         users,
         tokens,
         switches,

@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     secret_key: str | None = None
     """Signs access tokens and stream tickets; None: the key file in `data_dir`."""
     access_token_minutes: int = Field(default=30, ge=1, le=24 * 60)
+    behind_tls_proxy: bool = False
+    """Clients reach the portal over HTTPS through a TLS-terminating proxy that speaks plain
+    HTTP to it: send Strict-Transport-Security and mark the session cookies Secure anyway."""
     # Login throttling (api/throttle.py): failed logins per client address (any user name), and
     # per user name (from any address, known or not) before that account is locked a while.
     login_attempts_per_minute: int = Field(default=10, ge=1)

@@ -9,16 +9,15 @@ import { Navigate, useLocation } from 'react-router';
 import { FullPageState } from '@/components/ui/states';
 import { paths } from '@/config/paths';
 import type { Role } from '@/lib/api/schema';
-import { meQueryOptions, useAuthorization, useExpiryTimer, useSession } from '@/lib/auth';
+import { meQueryOptions, useAuthorization, useSession } from '@/lib/auth';
 
 /** Children only for a signed-in user whose row could be read; the sign-in page otherwise. */
 export function ProtectedRoute({ children }: { children: ReactNode }) {
-  const session = useSession();
+  const signedIn = useSession();
   const location = useLocation();
-  const me = useQuery({ ...meQueryOptions(), enabled: !!session });
-  useExpiryTimer(session);
+  const me = useQuery({ ...meQueryOptions(), enabled: signedIn });
 
-  if (!session) {
+  if (!signedIn) {
     return <Navigate to={paths.login.href(location.pathname + location.search)} replace />;
   }
   if (me.isPending) return <FullPageState kind="loading" title="Signing you in…" />;

@@ -1,7 +1,9 @@
 /**
  * The typed API client: `openapi-fetch` over the types generated from the OpenAPI document
- * (src/lib/api/schema.ts, by scripts/gen-api-client). Every request carries the bearer
- * token; a 401 ends the session. Errors are thrown as `ApiError` by `unwrap`.
+ * (src/lib/api/schema.ts, by scripts/gen-api-client). Requests authenticate by the session
+ * cookie (the browser sends it; no script sees the token); every change (POST, PATCH, DELETE)
+ * carries the CSRF token in `X-CSRF-Token`; a 401 ends the session. Errors are thrown as
+ * `ApiError` by `unwrap`.
  */
 import createClient, { type Middleware } from 'openapi-fetch';
 
@@ -9,30 +11,32 @@ import { env } from '@/config/env';
 
 import type { paths } from './api/schema';
 import { ApiError, networkError, problemFrom } from './problem';
-import { setSignOutReason, tokenStore } from './token-store';
+import { CSRF_HEADER, csrfToken, sessionStore, setSignOutReason } from './session';
 
 export type { paths } from './api/schema';
 
 const LOGIN_PATH = '/api/v1/login/access-token';
 
-function authHeaders(headers: Headers): void {
-  const session = tokenStore.get();
-  if (session && !headers.has('Authorization')) {
-    headers.set('Authorization', `Bearer ${session.token}`);
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function csrfHeader(request: Request): void {
+  const token = csrfToken();
+  if (token && !SAFE_METHODS.has(request.method) && !request.headers.has(CSRF_HEADER)) {
+    request.headers.set(CSRF_HEADER, token);
   }
 }
 
 function onUnauthorized(url: string): void {
   if (url.includes(LOGIN_PATH)) return;
-  if (tokenStore.get()) {
+  if (sessionStore.get()) {
     setSignOutReason('expired');
-    tokenStore.clear();
+    sessionStore.end();
   }
 }
 
 const auth: Middleware = {
   onRequest({ request }) {
-    authHeaders(request.headers);
+    csrfHeader(request);
     return request;
   },
   onResponse({ request, response }) {

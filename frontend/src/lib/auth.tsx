@@ -1,19 +1,22 @@
 /**
  * Sign-in and the signed-in user (the route guards built on them are `@/app/route-guards`).
  *
- * The API answers a short-lived bearer token (OAuth2 password flow); the user row, with its
- * role, is read from `GET /users/me`, so a role change shows on the next refresh.
+ * The login (OAuth2 password form) sets the session cookie, which expires with the access token
+ * (`access_token_minutes`); the first call after that answers 401 and ends the session. The token
+ * in the login's answer is for the CLI and is left unread. The user row, with its role, is read
+ * from `GET /users/me`, so a role change shows on the next refresh.
  */
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useSyncExternalStore } from 'react';
+import { useSyncExternalStore } from 'react';
 
 import type { Role, UserPublic } from './api/schema';
 import { api, unwrap } from './api-client';
 import { hasRole } from './authorization';
-import { setSignOutReason, tokenStore, type Session } from './token-store';
+import { sessionStore, setSignOutReason } from './session';
 
-export function useSession(): Session | null {
-  return useSyncExternalStore(tokenStore.subscribe, tokenStore.get, tokenStore.get);
+/** Whether the page is signed in (`@/lib/session`). */
+export function useSession(): boolean {
+  return useSyncExternalStore(sessionStore.subscribe, sessionStore.get, sessionStore.get);
 }
 
 export const meQueryOptions = () =>
@@ -26,7 +29,7 @@ export const meQueryOptions = () =>
 /** The signed-in user (undefined while loading or signed out). */
 export function useUser(): UserPublic | undefined {
   const session = useSession();
-  return useQuery({ ...meQueryOptions(), enabled: !!session }).data;
+  return useQuery({ ...meQueryOptions(), enabled: session }).data;
 }
 
 export function useAuthorization(): { user: UserPublic | undefined; can: (role: Role) => boolean } {
@@ -50,34 +53,23 @@ export function useLogin() {
           headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
         }),
       ),
-    onSuccess: (token) => {
+    onSuccess: () => {
       queryClient.clear();
-      tokenStore.set(token.access_token, token.expires_in);
+      sessionStore.start();
     },
   });
 }
 
+/** `POST /logout` clears the session cookies; the page signs out whatever it answers (the API
+ * may be down: then the cookie lives until it expires). */
 export function useLogout() {
   const queryClient = useQueryClient();
-  return () => {
-    setSignOutReason('signed-out');
-    tokenStore.clear();
-    queryClient.clear();
-  };
-}
-
-/** Sign the user out when the token's lifetime ends (the API would answer 401 anyway). */
-export function useExpiryTimer(session: Session | null): void {
-  useEffect(() => {
-    if (!session) return undefined;
-    const delay = Math.max(0, session.expiresAt - Date.now());
-    const timer = window.setTimeout(
-      () => {
-        setSignOutReason('expired');
-        tokenStore.clear();
-      },
-      Math.min(delay, 2 ** 31 - 1),
-    );
-    return () => window.clearTimeout(timer);
-  }, [session]);
+  return useMutation({
+    mutationFn: () => unwrap(api.POST('/api/v1/logout')),
+    onSettled: () => {
+      setSignOutReason('signed-out');
+      sessionStore.end();
+      queryClient.clear();
+    },
+  });
 }

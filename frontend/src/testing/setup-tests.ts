@@ -2,7 +2,7 @@ import '@testing-library/jest-dom/vitest';
 import { cleanup } from '@testing-library/react';
 import { afterEach, vi } from 'vitest';
 
-import { tokenStore } from '@/lib/token-store';
+import { sessionStore } from '@/lib/session';
 
 // jsdom has no layout: scrolling is a no-op.
 if (typeof Element !== 'undefined' && !Element.prototype.scrollIntoView) {
@@ -30,7 +30,7 @@ vi.mock('uplot', () => {
 afterEach(() => {
   if (typeof document !== 'undefined') cleanup();
   if (typeof window !== 'undefined') {
-    tokenStore.clear();
+    sessionStore.end();
     window.localStorage.clear();
   }
 });

@@ -8,7 +8,7 @@ import type { ReactElement } from 'react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { vi } from 'vitest';
 
-import { tokenStore } from '@/lib/token-store';
+import { CSRF_COOKIE, sessionStore } from '@/lib/session';
 
 export interface Recorded {
   method: string;
@@ -58,8 +58,10 @@ export function renderWithProviders(ui: ReactElement, { route = '/', path = '*' 
   return { queryClient, ...render(<QueryClientProvider client={queryClient}><RouterProvider router={router} /></QueryClientProvider>) };
 }
 
+/** Signed in as after a login: the CSRF cookie set (the session cookie is HttpOnly: unseen). */
 export function signInForTests(): void {
-  tokenStore.set('test-token', 3600);
+  document.cookie = `${CSRF_COOKIE}=test-csrf; Path=/`;
+  sessionStore.start();
 }
 
 export const now = '2026-01-01T00:00:00Z';

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.security import OAuth2PasswordRequestForm
 
 from sliceportal import security
+from sliceportal.api.browser_session import start_session
 from sliceportal.api.deps import RedisDep, SessionDep, SettingsDep
 from sliceportal.api.problems import Problem, unauthorized
 from sliceportal.api.throttle import Throttle, address_subject
@@ -43,11 +44,13 @@ def _refuse(detail: str, retry_after: int) -> Problem:
 def login_access_token(
     form: Annotated[OAuth2PasswordRequestForm, Depends()],
     request: Request,
+    response: Response,
     session: SessionDep,
     settings: SettingsDep,
     redis_client: RedisDep,
 ) -> AccessToken:
-    """OAuth2 password login: a short-lived bearer token (`access_token_minutes`).
+    """OAuth2 password login: a short-lived bearer token (`access_token_minutes`), also set as
+    the browser's session cookie (HttpOnly) with its CSRF cookie.
 
     429 with `Retry-After` after too many failed logins from the client's address, or for the
     user name from any address (then even the right password waits; docs/api.md)."""
@@ -63,4 +66,5 @@ def login_access_token(
     per_address.succeeded(redis_client, client)
     per_account.succeeded(redis_client, form.username)
     token, lifetime = security.create_access_token(user.id, settings)
+    start_session(request, response, token, lifetime, settings)
     return AccessToken(access_token=token, expires_in=lifetime)

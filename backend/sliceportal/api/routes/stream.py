@@ -1,7 +1,8 @@
 """Server-sent event streams, and the short-lived tickets that open them from an EventSource.
 
-A stream authenticates like any endpoint (bearer header: access or API token) or with
-`?token=<ticket>`, since the browser's EventSource cannot send headers. A ticket is a JWT of
+A stream authenticates like any endpoint (bearer header: access or API token; the browser's
+session cookie, which the UI's EventSource sends) or with `?token=<ticket>`, for clients that
+can send neither a header nor a cookie. A ticket is a JWT of
 its own type (it cannot call any other endpoint), valid 60 s so that EventSource's automatic
 reconnections work; a URL with a ticket is not worth stealing from a log a minute later.
 
@@ -70,7 +71,9 @@ def _authenticate(
         if bearer:
             return get_current_user(session, settings, bearer)
         if not ticket:
-            raise unauthorized("a stream needs a bearer token or ?token=<stream ticket>")
+            raise unauthorized(
+                "a stream needs a bearer token, the session cookie or ?token=<stream ticket>"
+            )
         user = session.get(User, _ticket_user_id(ticket, settings))
         if user is None or not user.is_active:
             raise unauthorized("the stream ticket's user is unknown or deactivated")

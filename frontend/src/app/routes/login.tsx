@@ -4,16 +4,16 @@ import { Navigate, useNavigate, useSearchParams } from 'react-router';
 import { paths } from '@/config/paths';
 import { LoginForm } from '@/features/auth/components/login-form';
 import { useSession } from '@/lib/auth';
-import { takeSignOutReason } from '@/lib/token-store';
+import { takeSignOutReason } from '@/lib/session';
 
 export function LoginRoute() {
-  const session = useSession();
+  const signedIn = useSession();
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const [reason] = useState(takeSignOutReason);
   const redirectTo = params.get('redirectTo');
   const target = redirectTo && redirectTo.startsWith('/') && !redirectTo.startsWith('//') ? redirectTo : paths.overview.href();
-  if (session) return <Navigate to={target} replace />;
+  if (signedIn) return <Navigate to={target} replace />;
   return (
     <div className="login-page">
       <main className="login-card">

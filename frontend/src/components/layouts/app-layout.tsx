@@ -65,7 +65,7 @@ export function AppLayout({ children }: { children?: ReactNode }) {
               {user.full_name || user.username}
             </div>
             <Badge tone={user.role === 'viewer' ? 'neutral' : 'info'}>{user.role}</Badge>
-            <button type="button" className="link-button" onClick={logout}>
+            <button type="button" className="link-button" onClick={() => logout.mutate()} disabled={logout.isPending}>
               Sign out
             </button>
           </div>

@@ -17,12 +17,35 @@ export interface paths {
         put?: never;
         /**
          * Login Access Token
-         * @description OAuth2 password login: a short-lived bearer token (`access_token_minutes`).
+         * @description OAuth2 password login: a short-lived bearer token (`access_token_minutes`), also set as
+         *     the browser's session cookie (HttpOnly) with its CSRF cookie.
          *
          *     429 with `Retry-After` after too many failed logins from the client's address, or for the
          *     user name from any address (then even the right password waits; docs/api.md).
          */
         post: operations["login-login_access_token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Logout
+         * @description End the browser session: clear the session and CSRF cookies (with the session cookie,
+         *     like any change, it needs `X-CSRF-Token`). Bearer tokens are not affected: an access token
+         *     stays valid until it expires, an API token until it is revoked.
+         */
+        post: operations["login-logout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2443,6 +2466,33 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AccessToken"];
                 };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "login-logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description An error, as RFC 9457 problem details */
             default: {

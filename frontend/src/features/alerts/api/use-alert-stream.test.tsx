@@ -3,7 +3,7 @@ import { act, renderHook, waitFor } from '@testing-library/react';
 import type { ReactNode } from 'react';
 
 import { FakeEventSource, installFakeEventSource } from '@/testing/fake-event-source';
-import { mockFetch, signInForTests } from '@/testing/test-utils';
+import { mockFetch, signInForTests, user } from '@/testing/test-utils';
 
 import { getAlertsQueryOptions } from './get-alerts';
 import { useAlertStream } from './use-alert-stream';
@@ -20,7 +20,7 @@ function renderStream() {
   return { queryClient, ...renderHook(() => useAlertStream(), { wrapper }) };
 }
 
-/** Let the fake clock run `ms` and the ticket's fetch settle. */
+/** Let the fake clock run `ms` and the session check's fetch settle. */
 async function advance(ms: number) {
   await act(() => vi.advanceTimersByTimeAsync(ms));
 }
@@ -35,16 +35,16 @@ describe('useAlertStream', () => {
     vi.unstubAllGlobals();
   });
 
-  it('opens /api/v1/stream with a ticket and invalidates the alerts on every alert event', async () => {
-    const calls = mockFetch({ 'POST /api/v1/stream/ticket': { ticket: 'a.b+c', expires_in: 60 } });
+  it('opens /api/v1/stream after a session check and invalidates the alerts on every alert event', async () => {
+    const calls = mockFetch({ 'GET /api/v1/users/me': user('viewer') });
     const { queryClient, result } = renderStream();
     const firing = getAlertsQueryOptions({ state: 'firing' }).queryKey;
     queryClient.setQueryData(firing, { data: [], count: 0 });
     const invalidate = vi.spyOn(queryClient, 'invalidateQueries');
     await waitFor(() => expect(FakeEventSource.instances).toHaveLength(1));
-    expect(calls.some((c) => c.method === 'POST' && c.path === '/api/v1/stream/ticket')).toBe(true);
+    expect(calls.some((c) => c.method === 'GET' && c.path === '/api/v1/users/me')).toBe(true);
     const source = FakeEventSource.latest();
-    expect(source.url).toBe('http://portal.test/api/v1/stream?events=alert&token=a.b%2Bc');
+    expect(source.url).toBe('http://portal.test/api/v1/stream?events=alert'); // the cookie, no token
     act(() => source.open());
     expect(result.current).toBe('live');
     expect(invalidate).not.toHaveBeenCalled();
@@ -57,10 +57,9 @@ describe('useAlertStream', () => {
     expect(queryClient.getQueryState(firing)?.isInvalidated).toBe(true);
   });
 
-  it('closes the source on an error and reconnects with a fresh ticket after 1, 2, 4 s', async () => {
+  it('closes the source on an error and reconnects after a session check after 1, 2, 4 s', async () => {
     vi.useFakeTimers();
-    let n = 0;
-    mockFetch({ 'POST /api/v1/stream/ticket': () => ({ body: { ticket: `tk${++n}`, expires_in: 60 } }) });
+    const calls = mockFetch({ 'GET /api/v1/users/me': user('viewer') });
     const { result, queryClient } = renderStream();
     await advance(0);
     expect(FakeEventSource.instances).toHaveLength(1);
@@ -74,7 +73,7 @@ describe('useAlertStream', () => {
       expect(FakeEventSource.instances).toHaveLength(i + 1);
       await advance(1);
       expect(FakeEventSource.instances).toHaveLength(i + 2);
-      expect(FakeEventSource.latest().url).toBe(`http://portal.test/api/v1/stream?events=alert&token=tk${i + 2}`);
+      expect(calls.filter((c) => c.path === '/api/v1/users/me')).toHaveLength(i + 2);
     }
 
     // Once connected again the back-off starts over, and the lists are read again (events
@@ -88,16 +87,16 @@ describe('useAlertStream', () => {
     expect(FakeEventSource.instances).toHaveLength(5);
   });
 
-  it('stops with forbidden when the ticket is refused with 403', async () => {
-    const calls = mockFetch({ 'POST /api/v1/stream/ticket': () => ({ status: 403, body: { title: 'Forbidden', status: 403, detail: 'no' } }) });
+  it('stops with forbidden when the session check is refused with 403', async () => {
+    const calls = mockFetch({ 'GET /api/v1/users/me': () => ({ status: 403, body: { title: 'Forbidden', status: 403, detail: 'no' } }) });
     const { result } = renderStream();
     await waitFor(() => expect(result.current).toBe('forbidden'));
     expect(FakeEventSource.instances).toHaveLength(0);
-    expect(calls.filter((c) => c.path === '/api/v1/stream/ticket')).toHaveLength(1);
+    expect(calls.filter((c) => c.path === '/api/v1/users/me')).toHaveLength(1);
   });
 
   it('closes the stream when unmounted', async () => {
-    mockFetch({ 'POST /api/v1/stream/ticket': { ticket: 'tk', expires_in: 60 } });
+    mockFetch({ 'GET /api/v1/users/me': user('viewer') });
     const { unmount } = renderStream();
     await waitFor(() => expect(FakeEventSource.instances).toHaveLength(1));
     unmount();

@@ -1,29 +1,26 @@
 /**
- * Alerts as they happen: `GET /api/v1/stream` read with an EventSource (ticket in `?token=`,
- * `@/api/create-stream-ticket`). Every `alert` event (`{event: firing/resolved/acknowledged,
- * alert}`) invalidates the alerts queries, so the lists refetch at once instead of on the next
- * poll; `samples` events are not listened to. Reconnection is `@/lib/ticketed-stream`'s (fresh
- * ticket per connection, back-off 1, 2, 4 … 15 s). The lists keep a slow poll
+ * Alerts as they happen: `GET /api/v1/stream` read with an EventSource (authenticated by the
+ * session cookie). Every `alert` event (`{event: firing/resolved/acknowledged, alert}`)
+ * invalidates the alerts queries, so the lists refetch at once instead of on the next poll;
+ * `samples` events are not listened to. Reconnection is `@/lib/event-stream`'s (a session
+ * check per connection, back-off 1, 2, 4 … 15 s). The lists keep a slow poll
  * (`ALERTS_FALLBACK_POLL_MS`) in case the stream is down.
  *
  * States: `connecting` → `live` (the stream is open) → `reconnecting`; `forbidden` when the API
- * refuses the ticket with 403; `unsupported` without EventSource (the poll alone then).
+ * refuses the session check with 403; `unsupported` without EventSource (the poll alone then).
  */
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 
-import { createStreamTicket } from '@/api/create-stream-ticket';
 import { env } from '@/config/env';
-import { openTicketedStream, type TicketedStream } from '@/lib/ticketed-stream';
+import { openEventStream, type EventStream } from '@/lib/event-stream';
 
 import { ALERTS_QUERY_KEY } from './get-alerts';
 
 export type AlertStreamStatus = 'connecting' | 'live' | 'reconnecting' | 'forbidden' | 'unsupported';
 
-export function alertStreamUrl(ticket: string): string {
-  // events=alert: the server then sends no samples (every switch's, every second) to this page.
-  return `${env.apiBaseUrl}/api/v1/stream?events=alert&token=${encodeURIComponent(ticket)}`;
-}
+// events=alert: the server then sends no samples (every switch's, every second) to this page.
+export const ALERT_STREAM_URL = `${env.apiBaseUrl}/api/v1/stream?events=alert`;
 
 export function useAlertStream(enabled = true): AlertStreamStatus {
   const queryClient = useQueryClient();
@@ -31,7 +28,7 @@ export function useAlertStream(enabled = true): AlertStreamStatus {
 
   useEffect(() => {
     if (!enabled) return undefined;
-    let stream: TicketedStream | null = null;
+    let stream: EventStream | null = null;
     let dropped = false;
     const timer = window.setTimeout(() => {
       if (typeof EventSource === 'undefined') {
@@ -39,9 +36,8 @@ export function useAlertStream(enabled = true): AlertStreamStatus {
         return;
       }
       setStatus('connecting');
-      stream = openTicketedStream({
-        createTicket: createStreamTicket,
-        url: alertStreamUrl,
+      stream = openEventStream({
+        url: ALERT_STREAM_URL,
         events: {
           alert: (_event, control) => {
             control.resetBackoff();

@@ -5,7 +5,7 @@ import { Field } from '@/components/ui/field';
 import { Notice } from '@/components/ui/notice';
 import { useLogin } from '@/lib/auth';
 import { ApiError, errorMessage } from '@/lib/problem';
-import type { SignOutReason } from '@/lib/token-store';
+import type { SignOutReason } from '@/lib/session';
 
 export function LoginForm({ reason, onSuccess }: { reason: SignOutReason | null; onSuccess: () => void }) {
   const [username, setUsername] = useState('');

@@ -1,4 +1,4 @@
-import { backoffMs } from '@/lib/ticketed-stream';
+import { backoffMs } from '@/lib/event-stream';
 
 import { historyResolution } from './get-telemetry-history';
 import { parseSample, parseSamples } from './telemetry';
@@ -43,7 +43,7 @@ it('backs off 1, 2, 4 … up to 15 s between reconnections', () => {
   expect([0, 1, 2, 3, 4, 10].map(backoffMs)).toEqual([1000, 2000, 4000, 8000, 15000, 15000]);
 });
 
-it('passes the stream ticket as ?token= and asks the history for at most 900 points', () => {
-  expect(streamUrl(4, 'a.b+c')).toBe('http://portal.test/api/v1/slices/4/telemetry/stream?token=a.b%2Bc');
+it('opens the stream without a token in the URL and asks the history for at most 900 points', () => {
+  expect(streamUrl(4)).toBe('http://portal.test/api/v1/slices/4/telemetry/stream');
   expect([60, 900, 3600, 86400].map(historyResolution)).toEqual([1, 1, 4, 96]);
 });

@@ -3,9 +3,9 @@
  * (docs/telemetry.md; typed from the generated client). The calls are one file each:
  *
  * - `get-telemetry-history.ts`: `GET /api/v1/slices/{id}/telemetry?start=&end=&resolution=`;
- * - `@/api/create-stream-ticket`: `POST /api/v1/stream/ticket` (a 60 s ticket for `?token=`);
  * - `use-telemetry-stream.ts`: `GET /api/v1/slices/{id}/telemetry/stream` with an EventSource
- *   (event `sample`, one JSON sample per poll of the slice and switch).
+ *   (event `sample`, one JSON sample per poll of the slice and switch), authenticated by the
+ *   session cookie.
  *
  * Delays are histogram bucket edges, each slice's own (its delay target T and T/16 … 7T/8
  * below it); the CDFs are `[edge_s, fraction]` at each finite edge, separately for the

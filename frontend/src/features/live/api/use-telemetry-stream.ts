@@ -1,20 +1,17 @@
 /**
  * The live telemetry of one slice: `GET /api/v1/slices/{id}/telemetry/stream` read with an
- * EventSource, authenticated by a stream ticket (`POST /api/v1/stream/ticket`, valid 60 s)
- * passed as `?token=`, since EventSource cannot send the bearer header.
+ * EventSource, authenticated by the session cookie.
  *
- * Every (re)connection takes a fresh ticket: on any error the EventSource is closed (its own
- * retry would reuse an expired ticket) and the hook reconnects after 1, 2, 4 … 15 s
- * (`@/lib/ticketed-stream`, shared with the alert stream).
+ * On any error the EventSource is closed and the hook reconnects after 1, 2, 4 … 15 s, each
+ * connection after a check of the session (`@/lib/event-stream`, shared with the alert stream).
  * States: `connecting` → `live` (a sample in the last STALE_AFTER_MS) → `stale` (connected,
  * no sample lately); `reconnecting` (with when and why); `forbidden` when the API refuses the
- * ticket with 403. The last MAX_SAMPLES samples are kept.
+ * session check with 403. The last MAX_SAMPLES samples are kept.
  */
 import { useEffect, useRef, useState } from 'react';
 
-import { createStreamTicket } from '@/api/create-stream-ticket';
 import { env } from '@/config/env';
-import { openTicketedStream, type StreamControl, type TicketedStream } from '@/lib/ticketed-stream';
+import { openEventStream, type EventStream, type StreamControl } from '@/lib/event-stream';
 
 import { parseSample, type TelemetrySample } from './telemetry';
 
@@ -23,8 +20,8 @@ export type StreamStatus = 'connecting' | 'live' | 'stale' | 'reconnecting' | 'f
 export const STALE_AFTER_MS = 5000;
 export const MAX_SAMPLES = 600;
 
-export function streamUrl(sliceId: number, ticket: string): string {
-  return `${env.apiBaseUrl}/api/v1/slices/${sliceId}/telemetry/stream?token=${encodeURIComponent(ticket)}`;
+export function streamUrl(sliceId: number): string {
+  return `${env.apiBaseUrl}/api/v1/slices/${sliceId}/telemetry/stream`;
 }
 
 export interface TelemetryStream {
@@ -48,7 +45,7 @@ export function useTelemetryStream(sliceId: number, enabled = true): TelemetrySt
 
   useEffect(() => {
     if (!enabled) return undefined;
-    let stream: TicketedStream | null = null;
+    let stream: EventStream | null = null;
 
     const staleTimer = window.setInterval(() => {
       const last = lastRef.current;
@@ -82,9 +79,8 @@ export function useTelemetryStream(sliceId: number, enabled = true): TelemetrySt
       setSamples([]);
       setError(null);
       setStatus('connecting');
-      stream = openTicketedStream({
-        createTicket: createStreamTicket,
-        url: (ticket) => streamUrl(sliceId, ticket),
+      stream = openEventStream({
+        url: streamUrl(sliceId),
         events: { sample: onSample },
         onConnect: () => setRetryAt(null),
         onOpen: () => {

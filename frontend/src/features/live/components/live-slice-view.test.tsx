@@ -2,7 +2,7 @@ import { act, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 
 import { FakeEventSource, installFakeEventSource } from '@/testing/fake-event-source';
-import { mockFetch, renderWithProviders, signInForTests } from '@/testing/test-utils';
+import { mockFetch, renderWithProviders, signInForTests, user as userRow } from '@/testing/test-utils';
 
 import { parseSample } from '../api/telemetry';
 
@@ -30,13 +30,13 @@ describe('LiveSliceView', () => {
   });
   afterEach(() => vi.unstubAllGlobals());
 
-  it('opens the stream with a ticket and shows the numbers of the samples it receives', async () => {
-    const calls = mockFetch({ 'POST /api/v1/stream/ticket': { ticket: 'tk', expires_in: 60 } });
+  it('opens the stream after a session check and shows the numbers of the samples it receives', async () => {
+    const calls = mockFetch({ 'GET /api/v1/users/me': userRow('viewer') });
     renderWithProviders(view);
     await waitFor(() => expect(FakeEventSource.instances).toHaveLength(1));
-    expect(calls.some((c) => c.method === 'POST' && c.path === '/api/v1/stream/ticket')).toBe(true);
+    expect(calls.some((c) => c.method === 'GET' && c.path === '/api/v1/users/me')).toBe(true);
     const source = FakeEventSource.latest();
-    expect(source.url).toBe('http://portal.test/api/v1/slices/4/telemetry/stream?token=tk');
+    expect(source.url).toBe('http://portal.test/api/v1/slices/4/telemetry/stream');
     act(() => source.open());
     expect(screen.getByTestId('stream-status')).toHaveAttribute('data-status', 'stale');
     act(() => source.emit('sample', sample));
@@ -48,9 +48,8 @@ describe('LiveSliceView', () => {
     expect(screen.getByTestId('stream-status')).toHaveAttribute('data-status', 'live');
   });
 
-  it('reconnects with a fresh ticket after the connection drops, at once on "Reconnect now"', async () => {
-    let n = 0;
-    mockFetch({ 'POST /api/v1/stream/ticket': () => ({ body: { ticket: `tk${++n}`, expires_in: 60 } }) });
+  it('reconnects after the connection drops, at once on "Reconnect now"', async () => {
+    const calls = mockFetch({ 'GET /api/v1/users/me': userRow('viewer') });
     const user = userEvent.setup();
     renderWithProviders(view);
     await waitFor(() => expect(FakeEventSource.instances).toHaveLength(1));
@@ -60,11 +59,11 @@ describe('LiveSliceView', () => {
     expect(screen.getByTestId('stream-status')).toHaveAttribute('data-status', 'reconnecting');
     await user.click(screen.getByRole('button', { name: 'Reconnect now' }));
     await waitFor(() => expect(FakeEventSource.instances).toHaveLength(2));
-    expect(FakeEventSource.latest().url).toBe('http://portal.test/api/v1/slices/4/telemetry/stream?token=tk2');
+    expect(calls.filter((c) => c.path === '/api/v1/users/me')).toHaveLength(2);
   });
 
-  it('says the role may not watch when the ticket is refused with 403', async () => {
-    mockFetch({ 'POST /api/v1/stream/ticket': () => ({ status: 403, body: { title: 'Forbidden', status: 403, detail: 'no' } }) });
+  it('says the role may not watch when the session check is refused with 403', async () => {
+    mockFetch({ 'GET /api/v1/users/me': () => ({ status: 403, body: { title: 'Forbidden', status: 403, detail: 'no' } }) });
     renderWithProviders(view);
     expect(await screen.findByText('Your role may not watch this slice')).toBeInTheDocument();
     expect(FakeEventSource.instances).toHaveLength(0);
@@ -72,7 +71,7 @@ describe('LiveSliceView', () => {
 
   it('reads the history with start, end and resolution', async () => {
     const calls = mockFetch({
-      'POST /api/v1/stream/ticket': { ticket: 'tk', expires_in: 60 },
+      'GET /api/v1/users/me': userRow('viewer'),
       'GET /api/v1/slices/4/telemetry': { data: [sample], count: 1, start: sample.t, end: sample.t, resolution_s: 4 },
     });
     const user = userEvent.setup();

@@ -1,6 +1,6 @@
 /**
  * A report as a file (PDF, JSON, or CSV of one table): the same GET as the page, with the
- * bearer token of the API client, saved from the blob under a name that says what it holds.
+ * session cookie of the API client, saved from the blob under a name that says what it holds.
  */
 import { useMutation } from '@tanstack/react-query';
 

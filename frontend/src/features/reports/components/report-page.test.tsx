@@ -65,7 +65,7 @@ describe('ReportPage', () => {
     expect(await screen.findByRole('alert')).toHaveTextContent('switch 9 does not exist');
   });
 
-  it('downloads a CSV table with the bearer token and saves it under a clear name', async () => {
+  it('downloads a CSV table with the session cookie and saves it under a clear name', async () => {
     const calls = mockFetch({
       ...lists,
       'GET /api/v1/reports/network': (r) => (r.search.includes('format=csv') ? { body: 'slice,link\n' } : { body: { ...reportFixture, generated_at: now } }),
@@ -83,7 +83,9 @@ describe('ReportPage', () => {
     const request = calls.find((c) => c.search.includes('format=csv'))!;
     expect(new URLSearchParams(request.search).get('table')).toBe('link_slices');
     const fetched = vi.mocked(globalThis.fetch).mock.calls.map(([input]) => input as Request);
-    expect(fetched.find((r) => r.url.includes('format=csv'))?.headers.get('Authorization')).toBe('Bearer test-token');
+    const download = fetched.find((r) => r.url.includes('format=csv'))!;
+    expect(download.credentials).toBe('same-origin'); // the browser sends the session cookie
+    expect(download.headers.get('Authorization')).toBeNull();
     expect(created).toHaveBeenCalledTimes(1);
   });
 });

@@ -1,13 +1,15 @@
 /**
- * An EventSource opened with a stream ticket (`?token=`, since EventSource cannot send the
- * bearer header) that reconnects by itself: the live telemetry and the alert stream share it.
+ * An EventSource on one of the API's streams that reconnects by itself: the live telemetry and
+ * the alert stream share it. It authenticates by the session cookie, like every call of the
+ * page (no ticket, no token in the URL).
  *
- * Every (re)connection takes a fresh ticket (tickets are valid 60 s): on any error the
- * EventSource is closed (its own retry would reuse an expired ticket) and a new one is opened
- * after 1, 2, 4 … 15 s. A 403 on the ticket stops with `onForbidden`; a 401 stops silently (the
- * API client ends the session). Nothing here is React: the hooks call `openTicketedStream` in an
- * effect and `close` the handle in its cleanup.
+ * EventSource cannot see an answer's status, so every (re)connection first checks the session
+ * with `GET /api/v1/users/me` through the API client: a 401 stops silently (the client ends the
+ * session), a 403 stops with `onForbidden`. On any error the EventSource is closed (its own
+ * retry would skip that check) and a new one is opened after 1, 2, 4 … 15 s. Nothing here is
+ * React: the hooks call `openEventStream` in an effect and `close` the handle in its cleanup.
  */
+import { api, unwrap } from '@/lib/api-client';
 import { ApiError, errorMessage } from '@/lib/problem';
 
 export function backoffMs(attempt: number): number {
@@ -19,28 +21,30 @@ export interface StreamControl {
   resetBackoff: () => void;
 }
 
-export interface TicketedStreamOptions {
-  /** `POST /api/v1/stream/ticket` (`@/api/create-stream-ticket`). */
-  createTicket: (signal: AbortSignal) => Promise<{ ticket: string }>;
-  /** The stream's URL for a ticket. */
-  url: (ticket: string) => string;
+export interface EventStreamOptions {
+  /** The stream's URL. */
+  url: string;
   /** Listeners by SSE event name. */
   events: Record<string, (event: MessageEvent<string>, control: StreamControl) => void>;
-  /** Each attempt starts (before its ticket is asked for). */
+  /** Each attempt starts (before the session is checked). */
   onConnect?: () => void;
   /** The server accepted the connection. */
   onOpen?: (control: StreamControl) => void;
-  /** The connection failed or dropped (or the ticket failed): retrying at `retryAt` (epoch ms). */
+  /** The connection failed or dropped (or the check failed): retrying at `retryAt` (epoch ms). */
   onRetry?: (reason: string, retryAt: number) => void;
-  /** The API refused the ticket with 403: no retry. */
+  /** The API refused the check with 403: no retry. */
   onForbidden?: (detail: string) => void;
 }
 
-export interface TicketedStream {
+export interface EventStream {
   close: () => void;
 }
 
-export function openTicketedStream(options: TicketedStreamOptions): TicketedStream {
+function checkSession(signal: AbortSignal): Promise<unknown> {
+  return unwrap(api.GET('/api/v1/users/me', { signal }));
+}
+
+export function openEventStream(options: EventStreamOptions): EventStream {
   let closed = false;
   let controller: AbortController | null = null;
   let source: EventSource | null = null;
@@ -66,9 +70,8 @@ export function openTicketedStream(options: TicketedStreamOptions): TicketedStre
     if (closed) return;
     controller = new AbortController();
     options.onConnect?.();
-    let ticket: string;
     try {
-      ticket = (await options.createTicket(controller.signal)).ticket;
+      await checkSession(controller.signal);
     } catch (cause) {
       if (closed || (cause instanceof DOMException && cause.name === 'AbortError')) return;
       if (cause instanceof ApiError && cause.status === 403) {
@@ -80,7 +83,7 @@ export function openTicketedStream(options: TicketedStreamOptions): TicketedStre
       return retry(errorMessage(cause));
     }
     if (closed) return;
-    const es = new EventSource(options.url(ticket));
+    const es = new EventSource(options.url);
     source = es;
     es.onopen = () => {
       if (source === es) options.onOpen?.(control);
