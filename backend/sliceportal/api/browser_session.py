@@ -52,7 +52,7 @@ SessionCookieDep = Annotated[str | None, Depends(session_cookie_scheme)]
 def csrf_token(session_token: str, settings: Settings) -> str:
     """The CSRF token that goes with `session_token`."""
     digest = hmac.new(
-        settings.secret_key.encode(), b"csrf:" + session_token.encode(), hashlib.sha256
+        settings.signing_key().encode(), b"csrf:" + session_token.encode(), hashlib.sha256
     ).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
