@@ -105,6 +105,24 @@ def test_a_full_process_answers_503_at_once_and_serves_again_when_free(
         assert served.status_code == 200
 
 
+def test_readiness_is_503_while_a_new_request_would_wait(
+    settings: Settings,
+    db: sessionmaker[Session],
+    client: TestClient,
+    operator_headers: Headers,
+) -> None:
+    """A load balancer should send new work elsewhere while every slot is taken (before,
+    readiness said 200 while every request waited 5 s for a 503)."""
+    with one_slot_taken(settings, db, client, operator_headers) as taken:
+        ready = f"{taken.base}/api/v1/health/ready"
+        busy = httpx.get(ready, timeout=10)
+        assert_busy(busy)
+        assert "1 of 1 requests in progress, 0 waiting" in busy.json()["detail"]
+        taken.creation.release()
+        until(lambda: taken.app.state.gate.in_flight == 0)
+        assert httpx.get(ready, timeout=10).status_code == 200
+
+
 def test_a_waiting_request_is_served_in_its_turn(
     settings: Settings,
     db: sessionmaker[Session],

@@ -22,8 +22,15 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sliceportal.api import openapi, problems
-from sliceportal.api.gate import GateLimits, GateMiddleware, RequestGate
+from sliceportal.api.gate import (
+    GateLimits,
+    GateMiddleware,
+    RequestGate,
+    StreamCounter,
+    StreamLimits,
+)
 from sliceportal.api.router import ROUTERS
+from sliceportal.api.routes import health
 from sliceportal.api.spa import mount_spa
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db.session import create_db_engine, create_sessionmaker
@@ -75,14 +82,16 @@ def gate_limits(settings: Settings) -> GateLimits:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    engine = create_db_engine(settings)
+    engine = create_db_engine(settings, statement_timeout_s=settings.api_statement_timeout_s)
     redis_client = redis.Redis.from_url(
         settings.redis_url, socket_connect_timeout=2, socket_timeout=2
     )
+    probes = health.probe_executor()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
+        probes.shutdown(wait=False, cancel_futures=True)
         engine.dispose()
         redis_client.close()
 
@@ -98,6 +107,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     app.state.sessionmaker = create_sessionmaker(engine)
     app.state.redis = redis_client
+    app.state.probes = probes
+    app.state.streams = StreamCounter(
+        StreamLimits(settings.stream_max_per_user, settings.stream_max_total)
+    )
     problems.install(app)
     openapi.document(app)
     # Added first, so it runs inside the request id middleware: a 503 carries the id too.

@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from sliceportal.db.deadline import DatabaseSilent
 from sliceportal.db.models import CONSTRAINT_FIELDS
 from sliceportal.domain import SpecError
 from sliceportal.services import errors
@@ -199,6 +200,19 @@ def _from_integrity(error: BaseException | None) -> Problem:
     )
 
 
+def _database_down_detail(error: BaseException | None) -> str:
+    """Why the database failed this request, in words for its client."""
+    match error:
+        case DatabaseSilent():
+            return str(error)  # "the database did not answer within N s"
+        case psycopg.errors.QueryCanceled():
+            return "the database did not finish the request's statement within its time limit"
+        case psycopg.errors.ConnectionTimeout():
+            return "the database did not accept a connection in time"
+        case _:
+            return "the database cannot be reached now"
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that turn every exception into problem+json."""
 
@@ -264,10 +278,10 @@ def install(app: FastAPI) -> None:
         app.add_exception_handler(data_error, _data)
 
     def _database_down(request: Request, exc: Exception) -> JSONResponse:
-        logger.warning("database unavailable: %s", exc.__class__.__name__)
+        error = exc.orig if isinstance(exc, sqlalchemy.exc.DBAPIError) else exc
+        logger.warning("database unavailable: %s", error.__class__.__name__)
         return problem_response(
-            request,
-            service_unavailable("database-unavailable", "the database cannot be reached now"),
+            request, service_unavailable("database-unavailable", _database_down_detail(error))
         )
 
     for db_error in (
