@@ -22,6 +22,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sliceportal.api import openapi, problems
+from sliceportal.api.body_limit import BodyLimitMiddleware
 from sliceportal.api.gate import (
     GateLimits,
     GateMiddleware,
@@ -113,9 +114,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     problems.install(app)
     openapi.document(app)
-    # Added first, so it runs inside the request id middleware: a 503 carries the id too.
+    # Added first, so they run inside the request id middleware: a 503 or 413 carries the id
+    # too; the body limit outside the gate, so that a body read while waiting counts.
     app.state.gate = RequestGate(gate_limits(settings))
     app.add_middleware(GateMiddleware, gate=app.state.gate)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes)
     app.add_middleware(RequestIdMiddleware)
     for router in ROUTERS:
         app.include_router(router, prefix=API_PREFIX, responses=problems.RESPONSES)

@@ -62,7 +62,10 @@ class Settings(BaseSettings):
     api_max_in_flight: int | None = Field(default=None, ge=1)
     api_max_waiting: int = Field(default=200, ge=0)
     api_max_wait_s: float = Field(default=5.0, gt=0)
-    # Event streams a process holds open (the gate does not count them, docs/api.md): per user
+    api_max_body_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
+    """Larger request bodies are refused (413) before they are parsed. The largest a client
+    needs is an analysis document of a whole switch: 4,096 slices, 0.6-1.0 MB of JSON."""
+    # Event streams a process holds open (an open stream holds no gate slot, docs/api.md): per user
     # (the UI opens at most two per tab, and a browser at most six connections per site) and in
     # all (each holds a Redis connection, and its messages cost the event loop that serves the
     # API). Beyond: 429 `too-many-streams` for one user, 503 `server-busy` for the process.
