@@ -22,6 +22,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sliceportal.api import openapi, problems
+from sliceportal.api.access_log import redact_access_log
 from sliceportal.api.body_limit import BodyLimitMiddleware
 from sliceportal.api.gate import (
     GateLimits,
@@ -83,6 +84,7 @@ def gate_limits(settings: Settings) -> GateLimits:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    redact_access_log()
     engine = create_db_engine(settings, statement_timeout_s=settings.api_statement_timeout_s)
     redis_client = redis.Redis.from_url(
         settings.redis_url, socket_connect_timeout=2, socket_timeout=2

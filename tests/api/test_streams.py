@@ -1,5 +1,6 @@
-"""Event streams take no request slot, are capped per user and in all, and readiness says when
-the process takes no new stream (a real server, real streams over HTTP, real Redis)."""
+"""Event streams take no request slot, are capped per user and in all, readiness says when the
+process takes no new stream, and stream tickets stay out of the access log (a real server,
+real streams over HTTP, real Redis)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
@@ -129,3 +131,25 @@ def test_streams_are_capped_per_user_and_in_all_and_readiness_says_so(
             with streams(base, ["/api/v1/stream"], admin_headers):
                 pass
         until(lambda: app.state.streams.total == 0, "closed streams were not counted out")
+
+
+def test_stream_tickets_stay_out_of_the_access_log(
+    app: FastAPI, client: TestClient, viewer_headers: Headers, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """uvicorn logs each request's URL with its query string: a stream's ticket is redacted
+    (before, it was in the log, good for 60 s to anyone reading it)."""
+    ticket = client.post("/api/v1/stream/ticket", headers=viewer_headers).json()["ticket"]
+    params = {"events": "alert", "token": ticket}
+    logged: list[str] = []
+
+    def stream_logged() -> bool:
+        logged.extend(capfd.readouterr().out.splitlines())
+        return any("GET /api/v1/stream?" in line for line in logged)
+
+    with running_server(app, log_level="info") as base:
+        with httpx.stream("GET", f"{base}/api/v1/stream", params=params, timeout=10) as stream:
+            assert stream.status_code == 200
+        until(stream_logged, "the stream's request was not logged")
+    (line,) = [line for line in logged if "GET /api/v1/stream?" in line]
+    assert "/api/v1/stream?events=alert&token=[redacted] HTTP/1.1" in line
+    assert ticket not in "\n".join(logged)
