@@ -269,8 +269,8 @@ class StreamCounter:
     """The event streams a process holds open, per user and in all, within `StreamLimits`.
 
     A stream holds a Redis subscription and a task that forwards every message of its channels
-    for as long as its client keeps it open; the gate does not count it (see the module's
-    docstring). Event-loop only, like the gate.
+    for as long as its client keeps it open, but no gate slot (see the module's docstring).
+    Event-loop only, like the gate.
     """
 
     def __init__(self, limits: StreamLimits) -> None:
