@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.api.main import create_app
 from sliceportal.core.config import Settings
-from utils.factories import create_link, slice_body
+from utils.factories import create_link, slice_body, whitespace_chunks
 from utils.server import WaitingCreation, creation_waiting_for_lock, running_server
 
 Headers = dict[str, str]
@@ -105,6 +105,24 @@ def test_a_full_process_answers_503_at_once_and_serves_again_when_free(
         assert served.status_code == 200
 
 
+def test_readiness_is_503_while_a_new_request_would_wait(
+    settings: Settings,
+    db: sessionmaker[Session],
+    client: TestClient,
+    operator_headers: Headers,
+) -> None:
+    """A load balancer should send new work elsewhere while every slot is taken (before,
+    readiness said 200 while every request waited 5 s for a 503)."""
+    with one_slot_taken(settings, db, client, operator_headers) as taken:
+        ready = f"{taken.base}/api/v1/health/ready"
+        busy = httpx.get(ready, timeout=10)
+        assert_busy(busy)
+        assert "1 of 1 requests in progress, 0 waiting" in busy.json()["detail"]
+        taken.creation.release()
+        until(lambda: taken.app.state.gate.in_flight == 0)
+        assert httpx.get(ready, timeout=10).status_code == 200
+
+
 def test_a_waiting_request_is_served_in_its_turn(
     settings: Settings,
     db: sessionmaker[Session],
@@ -173,6 +191,37 @@ def test_a_waiting_request_keeps_its_body(
         assert turn[0].status_code == 201, turn[0].text
         assert turn[0].json()["name"] == body["name"]
         assert turn[0].json()["description"] == body["description"]
+
+
+def test_a_waiting_request_whose_body_passes_the_cap_is_answered_413(
+    settings: Settings,
+    db: sessionmaker[Session],
+    client: TestClient,
+    operator_headers: Headers,
+) -> None:
+    """The gate reads a waiting request's body: the body cap counts it there too, and the
+    request leaves the queue with its 413 problem (before its wait ran out)."""
+    with one_slot_taken(
+        settings,
+        db,
+        client,
+        operator_headers,
+        api_max_waiting=1,
+        api_max_wait_s=5,
+        api_max_body_bytes=100_000,
+    ) as taken:
+        refused = httpx.post(
+            f"{taken.base}/api/v1/slices",
+            headers=operator_headers | {"Content-Type": "application/json"},
+            content=whitespace_chunks(300_000),
+            timeout=30,
+        )
+        assert refused.status_code == 413, refused.text
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert refused.headers["x-request-id"]
+        assert refused.json()["type"].endswith("/content-too-large")
+        until(lambda: taken.app.state.gate.waiting == 0)
+        assert taken.app.state.gate.in_flight == 1  # the creation holding the slot
 
 
 def test_a_waiting_request_whose_client_left_is_dropped_unserved(

@@ -1,6 +1,6 @@
 """Helpers of the fault tests: watching the supervised Celery worker and beat, a Redis that can
 be stopped and started again on its port, and a TCP proxy in front of PostgreSQL that can be
-cut."""
+cut or frozen."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 import psutil
+import sqlalchemy as sa
 
 from sliceportal.controlplane.supervisor import Child
 from sliceportal.core.embedded import EmbeddedRedis, tcp_port_answers
@@ -59,13 +60,18 @@ def restart_redis(redis: EmbeddedRedis) -> EmbeddedRedis:
 
 class TcpProxy:
     """Forwards 127.0.0.1:`port` to an upstream (TCP or Unix socket); `cut` refuses new
-    connections and drops the open ones, as a PostgreSQL that went away; `restore` undoes it."""
+    connections and drops the open ones, as a PostgreSQL that went away; `restore` undoes it.
+    `freeze` keeps every connection open, and takes new ones, but forwards nothing, as a
+    PostgreSQL stopped by SIGSTOP or hung (its kernel still acknowledges what is sent);
+    `thaw` forwards again, what was held first."""
 
     def __init__(self, upstream: Callable[[], socket.socket]) -> None:
         self._upstream = upstream
         self._lock = threading.Lock()
         self._sockets: set[socket.socket] = set()
         self._listener: socket.socket | None = None
+        self._flowing = threading.Event()
+        self._flowing.set()
         probe = socket.socket()
         probe.bind(("127.0.0.1", 0))
         self.port: int = probe.getsockname()[1]
@@ -80,7 +86,14 @@ class TcpProxy:
         self._listener = listener
         threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
 
+    def freeze(self) -> None:
+        self._flowing.clear()
+
+    def thaw(self) -> None:
+        self._flowing.set()
+
     def cut(self) -> None:
+        self._flowing.set()  # a pump holding data while frozen meets the closed socket
         with self._lock:
             listener, self._listener = self._listener, None
             sockets, self._sockets = self._sockets, set()
@@ -114,6 +127,7 @@ class TcpProxy:
     def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while data := source.recv(65536):
+                self._flowing.wait()
                 sink.sendall(data)
         except OSError:
             pass
@@ -121,3 +135,26 @@ class TcpProxy:
             for sock in (source, sink):
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
+
+
+def database_proxy(database_url: str) -> tuple[TcpProxy, str]:
+    """A proxy in front of the database's server, and the database's URL through it."""
+    url = sa.make_url(database_url)
+    socket_dir = url.query.get("host")
+    if isinstance(socket_dir, str):  # the embedded server listens on a Unix socket only
+        path = f"{socket_dir}/.s.PGSQL.{url.port or 5432}"
+
+        def upstream() -> socket.socket:
+            sock = socket.socket(socket.AF_UNIX)
+            sock.connect(path)
+            return sock
+
+    else:
+        address = (url.host or "127.0.0.1", url.port or 5432)
+
+        def upstream() -> socket.socket:
+            return socket.create_connection(address)
+
+    proxy = TcpProxy(upstream)
+    proxied = url.set(host="127.0.0.1", port=proxy.port, query={})
+    return proxy, proxied.render_as_string(hide_password=False)

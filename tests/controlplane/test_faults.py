@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import os
 import re
-import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ from controlplane.network import (
 )
 from controlplane.processes import (
     TcpProxy,
+    database_proxy,
     kill_pool,
     log_of,
     restart_redis,
@@ -87,29 +87,6 @@ class Plane:
         return self.supervisor.child("beat")
 
 
-def _proxy_for(database_url: str) -> tuple[TcpProxy, str]:
-    """A proxy in front of the database's server, and the database's URL through it."""
-    url = sa.make_url(database_url)
-    socket_dir = url.query.get("host")
-    if isinstance(socket_dir, str):  # the embedded server listens on a Unix socket only
-        path = f"{socket_dir}/.s.PGSQL.{url.port or 5432}"
-
-        def upstream() -> socket.socket:
-            sock = socket.socket(socket.AF_UNIX)
-            sock.connect(path)
-            return sock
-
-    else:
-        address = (url.host or "127.0.0.1", url.port or 5432)
-
-        def upstream() -> socket.socket:
-            return socket.create_connection(address)
-
-    proxy = TcpProxy(upstream)
-    proxied = url.set(host="127.0.0.1", port=proxy.port, query={})
-    return proxy, proxied.render_as_string(hide_password=False)
-
-
 @pytest.fixture(scope="module")
 def plane_database(postgres_server_url: str) -> Iterator[str]:
     """A database of these tests' own: the rest of the suite leaves switches behind whose
@@ -129,7 +106,7 @@ def plane(
         importlib.import_module(module)
     workdir = tmp_path_factory.mktemp("plane")
     redis = embedded.start_embedded_redis(workdir / "redis")
-    proxy, database_url = _proxy_for(plane_database)
+    proxy, database_url = database_proxy(plane_database)
     plane_settings = settings.model_copy(
         update={"database_url": database_url, "redis_url": redis.url}
     )

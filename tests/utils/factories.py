@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -95,3 +96,9 @@ def create_link(client: TestClient, headers: dict[str, str], **overrides: Any) -
     switch = create(client, "switches", headers, switch_body())
     link: dict[str, Any] = create(client, "links", headers, link_body(switch["id"], **overrides))
     return link
+
+
+def whitespace_chunks(size: int, piece: int = 64 * 1024) -> Iterator[bytes]:
+    """A body of `size` bytes of JSON whitespace, which httpx sends chunked (no length)."""
+    for start in range(0, size, piece):
+        yield b" " * min(piece, size - start)

@@ -20,10 +20,11 @@ from utils.factories import slice_body
 
 
 @contextmanager
-def running_server(app: FastAPI) -> Iterator[str]:
-    """Serve `app` on a free loopback port; yield its base URL; stop it afterwards."""
+def running_server(app: FastAPI, log_level: str = "warning") -> Iterator[str]:
+    """Serve `app` on a free loopback port; yield its base URL; stop it afterwards. uvicorn
+    logs as it does by default (the access log, at "info", to stdout)."""
     port = free_tcp_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

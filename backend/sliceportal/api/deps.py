@@ -12,6 +12,7 @@ deactivating a user or changing a role takes effect at once.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, TypeVar
@@ -19,6 +20,7 @@ from typing import Annotated, TypeVar
 import anyio
 import anyio.to_thread
 import redis
+import sqlalchemy.exc
 from fastapi import Depends, Query, Request
 from fastapi.security import OAuth2PasswordBearer
 from sqlalchemy import Select, bindparam, func, select, update
@@ -32,6 +34,8 @@ from sliceportal.db.base import Base
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import ApiToken, User
 from sliceportal.schemas.choices import Role
+
+logger = logging.getLogger(__name__)
 
 API_TOKEN_TOUCH_INTERVAL = dt.timedelta(minutes=1)
 """`last_used_at` is written at most this often, so token use is not a write per request."""
@@ -51,7 +55,9 @@ async def get_db(request: Request) -> AsyncIterator[Session]:
 
     Like FastAPI's own exit of sync dependencies, the close is shielded from cancellation and
     takes its own limiter, not a token of the default one: with every worker thread waiting
-    for a pooled connection, the closes that return connections must still run.
+    for a pooled connection, the closes that return connections must still run. A close whose
+    rollback the database fails (gone, or silent past its deadline) is logged, not raised: the
+    pool has dropped that connection, and the request has its answer, maybe sent already.
     """
     session: Session = request.app.state.sessionmaker()
     try:
@@ -61,7 +67,10 @@ async def get_db(request: Request) -> AsyncIterator[Session]:
             session.close()
         else:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(session.close, limiter=anyio.CapacityLimiter(1))
+                try:
+                    await anyio.to_thread.run_sync(session.close, limiter=anyio.CapacityLimiter(1))
+                except sqlalchemy.exc.DBAPIError as exc:
+                    logger.warning("closing a request's session failed: %s", exc.orig)
 
 
 async def get_redis(request: Request) -> redis.Redis:

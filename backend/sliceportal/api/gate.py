@@ -12,6 +12,13 @@ pooled connection: under an offered load above what the process can serve, reque
 after the pool's timeout as "database unavailable" (logged once each), or outlived the
 client's timeout while the server still did their work, and the server took tens of seconds
 to stop.
+
+Health is not gated: liveness and readiness must answer however busy the process is. An event
+stream passes the gate while it authenticates (with a pooled connection) and gives its slot
+back when it starts (`leave_gate`): it lasts minutes and holds no connection meanwhile. Open
+streams are bounded by `StreamCounter` instead, per user and in all. Readiness reports the
+process saturated (`saturation`) while a new request would have to wait for a slot, or while
+no new stream would be accepted.
 """
 
 from __future__ import annotations
@@ -19,19 +26,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 
 from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sliceportal.api.problems import problem_response, server_busy
+from sliceportal.api.problems import RETRY_AFTER_S, Problem, problem_response, server_busy
 
 logger = logging.getLogger(__name__)
 
-UNGATED_PREFIXES = ("/api/v1/health", "/api/v1/stream/")
-"""Liveness must answer however busy the process is; an event stream lasts minutes and holds
-no connection while it runs (it authenticates with a short session of its own)."""
+UNGATED = "/api/v1/health"
+"""Liveness and readiness must answer however busy the process is."""
+SLOT_STATE = "gate_slot"
 LOG_INTERVAL_S = 10.0
 """Shed requests are logged as one count per interval, not one line each."""
 
@@ -66,6 +73,15 @@ class RequestGate:
     @property
     def waiting(self) -> int:
         return len(self._waiters)
+
+    def saturation(self) -> str | None:
+        """Why a new request would have to wait for a slot; None when one is free."""
+        if self.in_flight < self.limits.max_in_flight:
+            return None
+        return (
+            f"{self.in_flight} of {self.limits.max_in_flight} requests in progress, "
+            f"{self.waiting} waiting"
+        )
 
     def try_acquire(self) -> bool:
         """Take a slot if one is free and nobody is queued for one."""
@@ -114,8 +130,31 @@ class RequestGate:
         self.in_flight -= 1
 
 
+class Slot:
+    """A request's place in the gate, given back once (see `leave_gate`)."""
+
+    __slots__ = ("_gate",)
+
+    def __init__(self, gate: RequestGate) -> None:
+        self._gate: RequestGate | None = gate
+
+    def release(self) -> None:
+        if self._gate is not None:
+            self._gate.release()
+            self._gate = None
+
+
+def leave_gate(request: Request) -> None:
+    """Give back the slot `request` holds: for a request that turns into an event stream once
+    it is authenticated (it holds no pooled connection from then on, for minutes)."""
+    slot: Slot | None = getattr(request.state, SLOT_STATE, None)
+    if slot is not None:
+        slot.release()
+
+
 class GateMiddleware:
-    """Pass each API request through a `RequestGate`; 503 problem+json when it is refused."""
+    """Pass each API request but health's through a `RequestGate`; 503 problem+json when it is
+    refused. The request's `Slot` is in its state, for `leave_gate`."""
 
     def __init__(self, app: ASGIApp, gate: RequestGate) -> None:
         self.app = app
@@ -127,11 +166,7 @@ class GateMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")
-        if (
-            scope["type"] != "http"
-            or not path.startswith("/api/")
-            or path.startswith(UNGATED_PREFIXES)
-        ):
+        if scope["type"] != "http" or not path.startswith("/api/") or path.startswith(UNGATED):
             await self.app(scope, receive, send)
             return
         if not self.gate.try_acquire():
@@ -145,10 +180,12 @@ class GateMiddleware:
             if queued is None:
                 return
             receive = queued
+        slot = Slot(self.gate)
+        scope.setdefault("state", {})[SLOT_STATE] = slot
         try:
             await self.app(scope, receive, send)
         finally:
-            self.gate.release()
+            slot.release()
 
     async def _queue(self, receive: Receive) -> Receive | None:
         """Wait for a slot while reading the request, so that a client leaving meanwhile is
@@ -220,6 +257,55 @@ class GateMiddleware:
         )
         self._shed = 0
         self._schedule_count()
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    per_user: int
+    total: int
+
+
+class StreamCounter:
+    """The event streams a process holds open, per user and in all, within `StreamLimits`.
+
+    A stream holds a Redis subscription and a task that forwards every message of its channels
+    for as long as its client keeps it open, but no gate slot (see the module's docstring).
+    Event-loop only, like the gate.
+    """
+
+    def __init__(self, limits: StreamLimits) -> None:
+        self.limits = limits
+        self.total = 0
+        self._per_user: Counter[int] = Counter()
+
+    def open(self, user_id: int) -> None:
+        """Count a stream of `user_id`'s; a Problem when over a limit: 429 for one user's
+        (theirs to close), 503 `server-busy` for the process's."""
+        if self._per_user[user_id] >= self.limits.per_user:
+            raise Problem(
+                429,
+                "too-many-streams",
+                f"you have {self._per_user[user_id]} event streams open, the most one user "
+                "may; close one first",
+                title="Too many open streams",
+                headers={"Retry-After": str(RETRY_AFTER_S)},
+            )
+        if self.total >= self.limits.total:
+            raise server_busy(f"{self.total} event streams open, the most it serves")
+        self._per_user[user_id] += 1
+        self.total += 1
+
+    def close(self, user_id: int) -> None:
+        self._per_user[user_id] -= 1
+        if not self._per_user[user_id]:
+            del self._per_user[user_id]
+        self.total -= 1
+
+    def saturation(self) -> str | None:
+        """Why a new stream would be refused to any user; None while one would be accepted."""
+        if self.total < self.limits.total:
+            return None
+        return f"{self.total} of {self.limits.total} event streams open"
 
 
 def _replaying(

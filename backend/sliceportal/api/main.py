@@ -22,9 +22,18 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sliceportal.api import openapi, problems, security_headers
+from sliceportal.api.access_log import redact_access_log
+from sliceportal.api.body_limit import BodyLimitMiddleware
 from sliceportal.api.docs import mount_docs
-from sliceportal.api.gate import GateLimits, GateMiddleware, RequestGate
+from sliceportal.api.gate import (
+    GateLimits,
+    GateMiddleware,
+    RequestGate,
+    StreamCounter,
+    StreamLimits,
+)
 from sliceportal.api.router import ROUTERS
+from sliceportal.api.routes import health
 from sliceportal.api.spa import mount_spa
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db.session import create_db_engine, create_sessionmaker
@@ -76,14 +85,17 @@ def gate_limits(settings: Settings) -> GateLimits:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    engine = create_db_engine(settings)
+    redact_access_log()
+    engine = create_db_engine(settings, statement_timeout_s=settings.api_statement_timeout_s)
     redis_client = redis.Redis.from_url(
         settings.redis_url, socket_connect_timeout=2, socket_timeout=2
     )
+    probes = health.probe_executor()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
+        probes.shutdown(wait=False, cancel_futures=True)
         engine.dispose()
         redis_client.close()
 
@@ -103,11 +115,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     app.state.sessionmaker = create_sessionmaker(engine)
     app.state.redis = redis_client
+    app.state.probes = probes
+    app.state.streams = StreamCounter(
+        StreamLimits(settings.stream_max_per_user, settings.stream_max_total)
+    )
     problems.install(app)
     openapi.document(app)
-    # Added first, so it runs inside the request id middleware: a 503 carries the id too.
+    # Added first, so they run inside the request id middleware: a 503 or 413 carries the id
+    # too; the body limit outside the gate, so that a body read while waiting counts.
     app.state.gate = RequestGate(gate_limits(settings))
     app.add_middleware(GateMiddleware, gate=app.state.gate)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes)
     app.add_middleware(RequestIdMiddleware)
     security_headers.install(app, behind_tls_proxy=settings.behind_tls_proxy)
     for router in ROUTERS:

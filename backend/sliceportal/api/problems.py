@@ -20,13 +20,16 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
+from sliceportal.db.deadline import DatabaseSilent
 from sliceportal.db.models import CONSTRAINT_FIELDS
 from sliceportal.domain import SpecError
 from sliceportal.services import errors
 
 PROBLEM_BASE = "https://sliceportal.dev/problems/"
 MEDIA_TYPE = "application/problem+json"
+ROUTABLE_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 RETRY_AFTER_S = 5
 BUSY_RETRY_AFTER_S = 1
 """A busy server frees up within a second; an outage takes longer."""
@@ -69,6 +72,15 @@ class Problem(Exception):
             body["field"] = self.field
         body.update(self.extensions)
         return body
+
+
+class HTTPProblem(StarletteHTTPException):
+    """A Problem raised where only an HTTPException passes: from a request's `receive`, whose
+    errors FastAPI's body parsing turns into a 400 unless they are HTTPExceptions."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.status, problem.detail, problem.headers)
+        self.problem = problem
 
 
 RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -199,6 +211,35 @@ def _from_integrity(error: BaseException | None) -> Problem:
     )
 
 
+def _database_down_detail(error: BaseException | None) -> str:
+    """Why the database failed this request, in words for its client."""
+    match error:
+        case DatabaseSilent():
+            return str(error)  # "the database did not answer within N s"
+        case psycopg.errors.QueryCanceled():
+            return "the database did not finish the request's statement within its time limit"
+        case psycopg.errors.ConnectionTimeout():
+            return "the database did not accept a connection in time"
+        case _:
+            return "the database cannot be reached now"
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """The methods the app's documented routes take at the request's path, as the router
+    matches them. Starlette's 405 names those of the first route matching the path only (`GET`
+    for `OPTIONS /slices`, not `POST`): each method is a route of its own."""
+    routes = [
+        route for route in request.app.router.routes if getattr(route, "include_in_schema", True)
+    ]
+    return [
+        method
+        for method in ROUTABLE_METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes
+        )
+    ]
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that turn every exception into problem+json."""
 
@@ -229,12 +270,18 @@ def install(app: FastAPI) -> None:
     def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         return problem_response(request, _from_validation(exc))
 
+    @app.exception_handler(HTTPProblem)
+    def _http_problem(request: Request, exc: HTTPProblem) -> JSONResponse:
+        return problem_response(request, exc.problem)
+
     @app.exception_handler(StarletteHTTPException)
     def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         kind = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "-")
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405 and (allowed := _allowed_methods(request)):
+            headers["Allow"] = ", ".join(allowed)
         return problem_response(
-            request,
-            Problem(exc.status_code, kind, str(exc.detail), headers=dict(exc.headers or {})),
+            request, Problem(exc.status_code, kind, str(exc.detail), headers=headers)
         )
 
     @app.exception_handler(sqlalchemy.exc.IntegrityError)
@@ -264,10 +311,10 @@ def install(app: FastAPI) -> None:
         app.add_exception_handler(data_error, _data)
 
     def _database_down(request: Request, exc: Exception) -> JSONResponse:
-        logger.warning("database unavailable: %s", exc.__class__.__name__)
+        error = exc.orig if isinstance(exc, sqlalchemy.exc.DBAPIError) else exc
+        logger.warning("database unavailable: %s", error.__class__.__name__)
         return problem_response(
-            request,
-            service_unavailable("database-unavailable", "the database cannot be reached now"),
+            request, service_unavailable("database-unavailable", _database_down_detail(error))
         )
 
     for db_error in (

@@ -89,11 +89,28 @@ class Settings(BaseSettings):
     db_max_overflow: int = Field(default=20, ge=0)
     db_pool_timeout_s: float = Field(default=10.0, gt=0)
     db_connect_timeout_s: int = Field(default=5, ge=1)
+    api_statement_timeout_s: float = Field(default=5.0, ge=0.1, le=3600)
+    """An API request's statement (a lock wait included) is cancelled by the server after this,
+    and a server silent 1 s longer (stopped, hung) has its connection closed: 503 either way.
+    Its statements take milliseconds (a creation on a link of 4,000 slices: 5.5 ms in all,
+    docs/api.md); a lock wait is the queue behind the link's other changes, a fraction of a
+    second under the gate's 40 requests in flight."""
+    health_ready_timeout_s: float = Field(default=0.8, gt=0, le=10)
+    """`/health/ready` answers 503 when the database or Redis has not answered within this."""
     # The request gate (api/gate.py): API requests a process works on at once (default: the
     # pool's size plus overflow), and how many may wait, for how long, before a 503.
     api_max_in_flight: int | None = Field(default=None, ge=1)
     api_max_waiting: int = Field(default=200, ge=0)
     api_max_wait_s: float = Field(default=5.0, gt=0)
+    api_max_body_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
+    """Larger request bodies are refused (413) before they are parsed. The largest a client
+    needs is an analysis document of a whole switch: 4,096 slices, 0.6-1.0 MB of JSON."""
+    # Event streams a process holds open (an open stream holds no gate slot, docs/api.md): per user
+    # (the UI opens at most two per tab, and a browser at most six connections per site) and in
+    # all (each holds a Redis connection, and its messages cost the event loop that serves the
+    # API). Beyond: 429 `too-many-streams` for one user, 503 `server-busy` for the process.
+    stream_max_per_user: int = Field(default=8, ge=1)
+    stream_max_total: int = Field(default=200, ge=1)
     # The control plane (docs/controlplane.md).
     p4info_path: Path = P4INFO_PATH
     ui_dist_dir: Path = FRONTEND_DIST

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import select
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, cast
 
@@ -12,25 +13,74 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.core.config import Settings, get_settings
+from sliceportal.db.deadline import WatchedConnection
+
+ANSWER_MARGIN_S = 1.0
+"""How long past `statement_timeout` a silent server is given before its connection is closed:
+a server that runs has cancelled the statement and said so by then."""
+TCP_KEEPALIVE = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 10_000,
+}
+"""libpq's TCP options: a peer the network lost (no acknowledgement of what is sent for 10 s,
+or of 3 keepalive probes after 10 s of silence) ends the connection instead of leaving it
+waiting for hours (the kernel's defaults). They do nothing for a server whose kernel still
+acknowledges, stopped or hung: `db.deadline` covers that one."""
 
 
-def create_db_engine(settings: Settings) -> sa.Engine:
+def create_db_engine(settings: Settings, *, statement_timeout_s: float | None = None) -> sa.Engine:
     """A pooled engine sized for the API's concurrency.
 
     Connections the server dropped (restart, terminated backend, idle timeout) are replaced at
     checkout instead of failing the next request (see `_dropped_connection_check`);
     `connect_timeout` turns an unreachable server into a prompt OperationalError (answered as
-    503) rather than a hung request.
+    503) rather than a hung request, and `TCP_KEEPALIVE` a lost one.
+
+    With `statement_timeout_s` (the API's engine), the server cancels a statement that runs
+    longer (a lock wait included), and a server silent `ANSWER_MARGIN_S` beyond that, stopped
+    or hung, has its connection closed (`db.deadline`): each round trip ends within a bound.
     """
     engine = sa.create_engine(
         settings.database_url,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
         pool_timeout=settings.db_pool_timeout_s,
-        connect_args={"connect_timeout": settings.db_connect_timeout_s},
+        connect_args={"connect_timeout": settings.db_connect_timeout_s, **TCP_KEEPALIVE},
     )
+    sa.event.listen(engine, "do_connect", _watched_connect(statement_timeout_s))
     sa.event.listen(engine, "checkout", _dropped_connection_check(engine.dialect))
     return engine
+
+
+def _watched_connect(
+    statement_timeout_s: float | None,
+) -> Callable[[sa.Dialect, object, list[Any], dict[str, Any]], WatchedConnection]:
+    """Connect as `WatchedConnection`s; with a statement timeout, set it on the server (added to
+    the URL's own `options`) and give each answer that long and `ANSWER_MARGIN_S`."""
+
+    def connect(
+        _dialect: sa.Dialect, _record: object, cargs: list[Any], cparams: dict[str, Any]
+    ) -> WatchedConnection:
+        if statement_timeout_s is None:
+            return WatchedConnection.connect(*cargs, **cparams)
+        timeout_ms = round(statement_timeout_s * 1000)
+        options = f"{cparams.get('options', '')} -c statement_timeout={timeout_ms}"
+        connection = WatchedConnection.connect(*cargs, **cparams | {"options": options.strip()})
+        connection.answer_timeout_s = statement_timeout_s + ANSWER_MARGIN_S
+        return connection
+
+    return connect
+
+
+@contextmanager
+def answering_within(connection: sa.Connection, timeout_s: float) -> Iterator[None]:
+    """`connection`'s round trips inside get `timeout_s` for the server's answer."""
+    watched = cast(WatchedConnection, connection.connection.driver_connection)
+    with watched.answering_within(timeout_s):
+        yield
 
 
 def _dropped_connection_check(dialect: sa.Dialect) -> Callable[[Any, object, object], None]:

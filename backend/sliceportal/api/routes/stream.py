@@ -9,12 +9,14 @@ reconnections work; a URL with a ticket is not worth stealing from a log a minut
 Authentication uses its own short database session, closed before the stream starts: a stream
 may stay open for many minutes and must not hold a pooled connection. A stream ends after the
 access-token lifetime, so its user (deactivated since?) is checked again on reconnection.
+Open streams are counted per user and in all (`gate.StreamCounter`), from the answer's start
+to its end, whatever ends it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
 
 import jwt
@@ -22,9 +24,11 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
 
 from sliceportal import security
 from sliceportal.api.deps import SettingsDep, TokenDep, ViewerUser, get_current_user
+from sliceportal.api.gate import StreamCounter, leave_gate
 from sliceportal.api.problems import unauthorized
 from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
@@ -95,10 +99,30 @@ async def stream_user(
 StreamUser = Annotated[User, Depends(stream_user)]
 
 
+class CountedStream(StreamingResponse):
+    """An event stream that holds a place in the process's `StreamCounter` (taken here: a
+    429/503 problem over a limit) until it ends: its client left, it reached its age, or it
+    failed."""
+
+    def __init__(self, events: AsyncIterator[str], streams: StreamCounter, user_id: int) -> None:
+        streams.open(user_id)
+        super().__init__(events, media_type="text/event-stream", headers=SSE_HEADERS)
+        self._streams = streams
+        self._user_id = user_id
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._streams.close(self._user_id)
+
+
 def event_stream(
-    settings: Settings, channels: list[str], framer: Callable[[str, str], str]
+    request: Request, user: User, channels: list[str], framer: Callable[[str, str], str]
 ) -> StreamingResponse:
-    """The SSE response over ``channels`` of the configured Redis."""
+    """`user`'s SSE response over ``channels`` of the configured Redis. Its request gives its
+    gate slot back: from here on it holds no pooled connection, for minutes."""
+    settings: Settings = request.app.state.settings
     events = redis_events(
         settings.redis_url,
         channels,
@@ -106,7 +130,9 @@ def event_stream(
         keepalive_s=settings.stream_keepalive_s,
         max_age_s=settings.access_token_minutes * 60,
     )
-    return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
+    response = CountedStream(events, request.app.state.streams, user.id)
+    leave_gate(request)
+    return response
 
 
 @router.post("/ticket")
@@ -123,7 +149,8 @@ StreamEvent = Literal["samples", "alert"]
 
 @router.get("", response_class=StreamingResponse, responses=SSE_RESPONSE)
 async def stream_all(
-    _: StreamUser,
+    request: Request,
+    user: StreamUser,
     settings: SettingsDep,
     events: Annotated[
         list[StreamEvent] | None,
@@ -144,4 +171,4 @@ async def stream_all(
     def framer(channel: str, data: str) -> str:
         return frame("alert" if channel == channels.alerts else "samples", data)
 
-    return event_stream(settings, subscribed, framer)
+    return event_stream(request, user, subscribed, framer)

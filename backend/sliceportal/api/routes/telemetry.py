@@ -82,10 +82,10 @@ def read_slice_telemetry(
     "/{slice_id}/telemetry/stream", response_class=StreamingResponse, responses=SSE_RESPONSE
 )
 async def stream_slice_telemetry(
-    request: Request, _: StreamUser, settings: SettingsDep, slice_id: RowId
+    request: Request, user: StreamUser, settings: SettingsDep, slice_id: RowId
 ) -> StreamingResponse:
     """The slice's samples as they are taken (event `sample`, one JSON sample each, about
     one per poll period and switch), with keep-alive comments."""
     await run_in_threadpool(_require_slice_briefly, request, slice_id)
     channel = Channels.of(settings.database_url).slice(slice_id)
-    return event_stream(settings, [channel], lambda _, data: frame("sample", data))
+    return event_stream(request, user, [channel], lambda _, data: frame("sample", data))

@@ -704,7 +704,10 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description The database and Redis answer: for load balancers. 503 problem+json when one does not.
+         * @description The process takes work now, and the database and Redis answer: for load balancers.
+         *     503 problem+json otherwise, within `health_ready_timeout_s` (`server-busy` while a new
+         *     request would wait for a slot or a new stream be refused; `database-unavailable`,
+         *     `redis-unavailable`).
          */
         get: operations["health-readiness"];
         put?: never;
