@@ -90,12 +90,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     redis_client = redis.Redis.from_url(
         settings.redis_url, socket_connect_timeout=2, socket_timeout=2
     )
-    probes = health.probe_executor()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # A new executor for each run of the app (a test client runs one app many times): a
+        # shut-down executor does not start again. Its threads start only when a probe runs.
+        app.state.probes = health.probe_executor()
         yield
-        probes.shutdown(wait=False, cancel_futures=True)
+        app.state.probes.shutdown(wait=False, cancel_futures=True)
         engine.dispose()
         redis_client.close()
 
@@ -115,7 +117,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     app.state.sessionmaker = create_sessionmaker(engine)
     app.state.redis = redis_client
-    app.state.probes = probes
+    app.state.probes = health.probe_executor()
     app.state.streams = StreamCounter(
         StreamLimits(settings.stream_max_per_user, settings.stream_max_total)
     )
