@@ -93,11 +93,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # A new executor for each run of the app (a test client runs one app many times): a
-        # shut-down executor does not start again. Its threads start only when a probe runs.
-        app.state.probes = health.probe_executor()
+        # An executor of its own for each run of the app, the one before back after it (test
+        # clients run one app many times, nested too): a shut-down executor does not start
+        # again. Its threads start only when a probe runs.
+        previous, app.state.probes = app.state.probes, health.probe_executor()
         yield
         app.state.probes.shutdown(wait=False, cancel_futures=True)
+        app.state.probes = previous
         engine.dispose()
         redis_client.close()
 
