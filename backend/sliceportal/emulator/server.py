@@ -41,7 +41,9 @@ class EmulatorServer:
     """A P4Runtime switch emulator serving one device on `grpc_address`.
 
     Starts with no pipeline, like a switch fresh from boot, unless `load_pipeline` is set.
-    Use `"127.0.0.1:0"` to get a free port (then read `address`).
+    Use `"127.0.0.1:0"` to get a free port (then read `address`). `write_delay_s` makes each
+    written update take that long (a slow switch, for fault tests; `service.write_delay_s`
+    changes it while it runs).
     """
 
     def __init__(
@@ -52,9 +54,11 @@ class EmulatorServer:
         *,
         load_pipeline: bool = False,
         model: PipelineModel | None = None,
+        write_delay_s: float = 0.0,
     ) -> None:
         program = P4InfoIndex.from_file(p4info_path or DEFAULT_P4INFO)
         self.service = P4RuntimeService(program, device_id, model)
+        self.service.write_delay_s = write_delay_s
         if load_pipeline:
             self.service.load_pipeline()
         # Each open StreamChannel holds a worker thread; leave as many for unary RPCs.
