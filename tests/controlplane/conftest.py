@@ -1,4 +1,4 @@
-from controlplane.fixtures import device_id, emulator, engine, pool, reconciler  # noqa: F401
+from controlplane.fixtures import breaker, device_id, emulator, engine, pool, reconciler  # noqa: F401
 from utils.fixtures import (  # noqa: F401 - fixtures
     admin_headers,
     app,

@@ -1,5 +1,6 @@
 """Fixtures of the control-plane tests (imported by conftest.py): an emulated switch per test
-on a free port of 127.0.0.1, a session pool and a reconciler on the session's database."""
+on a free port of 127.0.0.1, a session pool, and a reconciler on the session's database with
+its circuit breaker on the tests' Redis."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+import redis
 import sqlalchemy as sa
 
 from sliceportal.controlplane.reconciler import Reconciler
+from sliceportal.controlplane.scheduling import Breaker
 from sliceportal.core.config import Settings
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.session import create_db_engine
@@ -48,6 +51,15 @@ def pool(settings: Settings) -> Iterator[SessionPool]:
 
 
 @pytest.fixture
-def reconciler(engine: sa.Engine, pool: SessionPool, settings: Settings) -> Reconciler:
+def breaker(redis_url: str, settings: Settings) -> Iterator[Breaker]:
+    client = redis.Redis.from_url(redis_url)
+    yield Breaker(client, settings.switch_backoff_max_s)
+    client.close()
+
+
+@pytest.fixture
+def reconciler(
+    engine: sa.Engine, pool: SessionPool, settings: Settings, breaker: Breaker
+) -> Reconciler:
     context = ChangeContext(user_id=None, request_id=f"worker:test-{uuid.uuid4().hex}")
-    return Reconciler(engine, pool, settings_pipeline(settings), context)
+    return Reconciler(engine, pool, settings_pipeline(settings), context, breaker)

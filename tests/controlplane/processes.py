@@ -1,10 +1,12 @@
 """Helpers of the fault tests: watching the supervised Celery worker and beat, a Redis that can
-be stopped and started again on its port, and a TCP proxy in front of PostgreSQL that can be
-cut or frozen."""
+be stopped and started again on its port, a TCP proxy in front of PostgreSQL that can be cut
+or frozen, a switch that never answers and a watch on the task queue's length."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import socket
 import subprocess
 import threading
@@ -12,6 +14,7 @@ import time
 from collections.abc import Callable
 
 import psutil
+import redis
 import sqlalchemy as sa
 
 from sliceportal.controlplane.supervisor import Child
@@ -46,6 +49,14 @@ def kill_pool(worker: Child) -> None:
     assert worker.process is not None
     for process in psutil.Process(worker.process.pid).children(recursive=True):
         process.kill()
+
+
+def kill_worker(worker: Child) -> int:
+    """SIGKILL the worker's main process (its pool dies with it); the pid killed."""
+    assert worker.process is not None
+    pid = worker.process.pid
+    os.kill(pid, signal.SIGKILL)
+    return pid
 
 
 def restart_redis(redis: EmbeddedRedis) -> EmbeddedRedis:
@@ -158,3 +169,49 @@ def database_proxy(database_url: str) -> tuple[TcpProxy, str]:
     proxy = TcpProxy(upstream)
     proxied = url.set(host="127.0.0.1", port=proxy.port, query={})
     return proxy, proxied.render_as_string(hide_password=False)
+
+
+class SilentSwitch:
+    """An address that accepts TCP connections and never says a word, as a switch that hangs or
+    an address whose packets vanish: a client waits for its whole timeout, where a closed port
+    refuses at once."""
+
+    def __init__(self) -> None:
+        self._listener = socket.socket()
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(128)  # the kernel completes handshakes; nobody accepts them
+        self.address = f"127.0.0.1:{self._listener.getsockname()[1]}"
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+class QueueWatch:
+    """Samples the length of Celery's queue in Redis (`celery`: waiting; `unacked`: delivered
+    to a worker, running or held for a countdown) every `period_s` until stopped."""
+
+    def __init__(self, redis_url: str, period_s: float = 0.1) -> None:
+        self._client = redis.Redis.from_url(redis_url)
+        self._period_s = period_s
+        self._stopping = threading.Event()
+        self.samples: list[tuple[int, int]] = []
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self._period_s):
+            pipe = self._client.pipeline()
+            pipe.llen("celery")
+            pipe.hlen("unacked")
+            waiting, delivered = pipe.execute()
+            self.samples.append((int(waiting), int(delivered)))
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join()
+        self._client.close()
+
+    @property
+    def longest(self) -> int:
+        """The most tasks queued or delivered at once."""
+        return max((w + d for w, d in self.samples), default=0)

@@ -52,7 +52,7 @@ def test_deploy_and_reconcile_queue_a_task_and_answer_202(
         assert body["switch_id"] == switch["id"] and body["deploy"] is deploy
         assert queued(settings.redis_url, body["task_id"]) == {
             "task": "sliceportal.controlplane.tasks.reconcile_switch",
-            "args": [switch["id"], False, True] if deploy else [switch["id"]],  # periodic, deploy
+            "args": [switch["id"], "deploy"] if deploy else [switch["id"]],
             "kwargs": {},
         }
         with db() as session:
@@ -90,7 +90,7 @@ def test_deploy_without_a_task_queue_is_503_not_500_and_queues_nothing(
     assert response.headers["Retry-After"]
     with db() as session:  # withdrawn from the outbox: no dispatcher sends it later
         deploys = session.scalars(
-            sa.select(OutboxMessage).where(OutboxMessage.args == [switch["id"], False, True])
+            sa.select(OutboxMessage).where(OutboxMessage.args == [switch["id"], "deploy"])
         ).all()
         assert deploys == []
 
@@ -130,6 +130,17 @@ def test_switch_status_and_slice_state_detail_are_public(
     ).json()
     assert changes["count"] == 3  # good: pending -> deploying -> active; tiny: -> failed
     assert all(entry["user_id"] is None for entry in changes["data"])
+
+    emulator.stop(grace=0)  # the switch goes away: nothing it holds is known any more
+    assert reconciler.run(switch.id).outcome is Outcome.UNREACHABLE
+    down = client.get(f"/api/v1/switches/{switch.id}", headers=operator_headers).json()
+    assert down["state"] == "unreachable"
+    assert (down["sync"]["pipeline_in_sync"], down["sync"]["entries_installed"]) == (None, None)
+    assert down["sync"]["entries_desired"] == 3 and down["sync"]["last_error"]
+    waiting = client.get(f"/api/v1/slices/{good.id}", headers=operator_headers).json()
+    assert waiting["state"] == "pending" and "unreachable" in waiting["state_detail"]
+    failed = client.get(f"/api/v1/slices/{tiny.id}", headers=operator_headers).json()
+    assert failed["state"] == "failed"  # its own error stands
 
 
 def test_a_meter_slice_through_the_api_configures_modifies_and_resets_its_meter_cell(

@@ -25,7 +25,6 @@ from sliceportal.emulator import entities
 from sliceportal.emulator.errors import Code, P4RuntimeError
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.p4rt.connection import SwitchTarget
-from sliceportal.p4rt.errors import TransientSwitchError
 from sliceportal.p4rt.session import connect
 from sliceportal.schemas.choices import SwitchState
 from sliceportal.services import slices
@@ -137,22 +136,29 @@ def test_entries_nobody_asked_for_are_removed(
     assert report.deleted == 1 and len(held(emulator, settings)) == 3
 
 
-def test_a_restarted_switch_gets_pipeline_and_entries_back(
+def test_a_restarted_switch_is_backed_off_then_gets_pipeline_and_entries_back(
     db: sessionmaker[Session], settings: Settings, emulator: EmulatorServer, reconciler: Reconciler
 ) -> None:
-    switch_id, _ = one_switch(db, settings, emulator)
+    switch_id, ids = one_switch(db, settings, emulator)
     reconciler.run(switch_id)
     address, device_id = emulator.address, emulator.service.device_id
     emulator.stop(grace=0)
-    with pytest.raises(TransientSwitchError):
-        reconciler.run(switch_id)
+    assert reconciler.run(switch_id).outcome is Outcome.UNREACHABLE
     with db() as session:
         switch = session.get(Switch, switch_id)
         assert switch is not None and switch.state is SwitchState.UNREACHABLE
         assert switch.sync is not None and (switch.sync.last_error or "").startswith("unreachable")
+        assert not switch.sync.pipeline_in_sync
+        for slice_id in ids:  # active before: nothing is confirmed on a switch out of reach
+            state, detail = state_of(session, slice_id)
+            assert state == "pending" and "unreachable" in (detail or "")
+    target = SwitchTarget(switch_id, address, device_id, ELECTION_ID)
+    assert reconciler.breaker.is_open(target) and not reconciler.breaker.due(target)
+    assert reconciler.run(switch_id).outcome is Outcome.BACKED_OFF  # no worker waits on it
     restarted = EmulatorServer(address, device_id)
     restarted.start()
     try:
+        assert reconciler.breaker.close(target)  # as the probe does when it answers
         report = reconciler.run(switch_id)
         assert report.pipeline_pushed and report.inserted == 6
         assert len(held(restarted, settings)) == 6
@@ -286,6 +292,12 @@ def test_a_slice_crossing_two_switches_is_active_once_both_confirm(
                 sa.select(SliceDeployment.switch_id).where(SliceDeployment.slice_id == crossing)
             )
             assert sorted(confirmed) == sorted([a.id, b.id])
+        second.stop(grace=0)
+        assert reconciler.run(b.id).outcome is Outcome.UNREACHABLE
+        reconciler.run(a.id)  # confirms its part again, not the unreachable one's
+        with db() as session:
+            state, detail = state_of(session, crossing)
+            assert state == "pending" and b.name in (detail or "")
     finally:
         second.stop(grace=0)
 
@@ -298,8 +310,7 @@ def test_an_unreachable_switch_leaves_slices_pending_with_the_reason(
         link = make_link(session, settings, switch.id)
         waiting = make_slice(session, [link.id], 1).id
         switch_id = switch.id
-    with pytest.raises(TransientSwitchError):
-        reconciler.run(switch_id)
+    assert reconciler.run(switch_id).outcome is Outcome.UNREACHABLE
     with db() as session:
         state, detail = state_of(session, waiting)
         assert state == "pending" and "unreachable" in (detail or "")

@@ -20,6 +20,13 @@ Under a per-switch advisory lock (two reconciliations of one switch never interl
    switch's (or the translation's) error text, or leave it waiting; and record the switch's
    status (`SwitchSync`) and reachability.
 
+A switch that does not answer is recorded unreachable, with its slices pending: nothing it held
+is confirmed any more (the API then reports its sync figures as unknown). Its circuit breaker
+(`scheduling.Breaker`) opens, and until the probe finds it answering, reconciliations of it
+return at once (`Outcome.BACKED_OFF`) instead of waiting out the connect timeout. A switch not
+recorded reachable gets the probe's deadline (1 s) to connect, one recorded reachable the
+settings' `p4rt_connect_timeout_s`.
+
 Every state change is logged in the change log as the system (user None) with the task's
 request id. Row locks are taken in the API's order (slices by id, then the switch row), so a
 worker and a request never deadlock. Talking to the switch happens with no transaction open.
@@ -39,6 +46,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.controlplane.desired import intents
+from sliceportal.controlplane.scheduling import PROBE_TIMEOUT_S, Breaker
 from sliceportal.db import changes
 from sliceportal.db.changes import Change, ChangeContext
 from sliceportal.db.models import Slice, SliceDeployment, SliceSwitch, Switch, SwitchSync
@@ -69,6 +77,8 @@ class Outcome(StrEnum):
     NO_DEVICE_CONFIG = "no device config"
     REFUSED = "refused"
     UNREACHABLE = "unreachable"
+    BACKED_OFF = "backed off"
+    """The switch did not answer lately: its breaker is open until the probe reaches it."""
 
 
 @dataclass
@@ -135,21 +145,35 @@ class Reconciler:
     """Reconciles switches for one task run (`context` names the task in the change log)."""
 
     def __init__(
-        self, engine: sa.Engine, pool: SessionPool, pipeline: Pipeline, context: ChangeContext
+        self,
+        engine: sa.Engine,
+        pool: SessionPool,
+        pipeline: Pipeline,
+        context: ChangeContext,
+        breaker: Breaker,
     ) -> None:
         self.engine = engine
         self.sessions: sessionmaker[Session] = sessionmaker(engine, expire_on_commit=False)
         self.pool = pool
         self.pipeline = pipeline
         self.context = context
+        self.breaker = breaker
 
     def run(self, switch_id: int, *, deploy: bool = False, wait: bool = True) -> Report:
-        """Reconcile one switch. TransientSwitchError propagates (after recording the switch
-        unreachable), so the task retries; other switch errors are recorded and reported."""
+        """Reconcile one switch. A switch that does not answer is recorded unreachable and
+        its breaker opened (`Outcome.UNREACHABLE`); other switch errors are recorded too."""
         with switch_lock(self.engine, switch_id, wait=wait) as locked:
             if not locked:
                 return Report(switch_id, Outcome.BUSY)
             return self._run_locked(switch_id, deploy)
+
+    def record_unreachable(self, switch_id: int, error: str) -> bool:
+        """Record what a probe found: the switch does not answer. Nothing is recorded (False)
+        while a reconciliation holds the switch: it records what it finds itself."""
+        with switch_lock(self.engine, switch_id, wait=False) as locked:
+            if locked:
+                self._switch_problem(switch_id, SwitchState.UNREACHABLE, f"unreachable: {error}")
+            return locked
 
     def _run_locked(self, switch_id: int, deploy: bool) -> Report:
         with self.sessions() as db:
@@ -158,21 +182,28 @@ class Reconciler:
                 self.pool.drop(switch_id)
                 return Report(switch_id, Outcome.GONE)
             target, name = SwitchTarget.of(switch), switch.name
+            if self.breaker.is_open(target):
+                return Report(switch_id, Outcome.BACKED_OFF)
+            known = switch.state is SwitchState.REACHABLE
             wanted = rc.desired_state(intents(db, switch_id=switch_id).values())
         session: SwitchSession | None = None
         try:
-            session = self.pool.get(target)
-            return self._sync(session, switch_id, name, wanted, deploy)
+            session = self.pool.get(target, timeout_s=None if known else PROBE_TIMEOUT_S)
+            report = self._sync(session, switch_id, name, wanted, deploy)
         except TransientSwitchError as exc:
             self.pool.drop(switch_id)
+            self.breaker.failed(target)
             self._switch_problem(switch_id, SwitchState.UNREACHABLE, f"unreachable: {exc}")
-            raise
+            return Report(switch_id, Outcome.UNREACHABLE)
         except SwitchError as exc:
+            self.breaker.close(target)
             self._switch_problem(switch_id, SwitchState.REACHABLE, f"refused: {exc}")
             return Report(switch_id, Outcome.REFUSED)
         finally:
             if session is not None:
                 session.release_mastership()
+        self.breaker.close(target)
+        return report
 
     def _sync(
         self, session: SwitchSession, switch_id: int, name: str, wanted: rc.Desired, deploy: bool
@@ -296,22 +327,35 @@ class Reconciler:
         self, switch_id: int, state: SwitchState, error: str, *, cookie: int | None = None
     ) -> None:
         """The switch cannot take entries now: say why on it and on the slices waiting for it
-        (slices being written go back to pending; active ones stay, as nothing changed)."""
+        (slices being written go back to pending). When it does not answer, nothing it held is
+        confirmed any more: its active slices become pending too (failed ones keep their
+        error) and their confirmations there are forgotten, so a slice crossing another switch
+        is not made active by that switch's next run."""
+        unreachable = state is SwitchState.UNREACHABLE
         with self.sessions() as db:
             switch = db.get(Switch, switch_id)
             if switch is None:
                 return
             detail = f"waiting for switch {switch.name!r}: {error}"
+            rows = self._locked_slices(db, switch_id, waiting=not unreachable)
             logged = [
                 change
-                for row in self._locked_slices(db, switch_id, waiting=True)
+                for row in rows
+                if row.state is not SliceState.FAILED
                 for change in self._transition(row, SliceState.PENDING, detail)
             ]
             changes.write(db, self.context, logged)
+            if unreachable:
+                db.execute(
+                    sa.update(SliceDeployment)
+                    .where(SliceDeployment.switch_id == switch_id)
+                    .values(digest=None)
+                )
             sync = self._set_reachability(db, switch, state)
             sync.last_error = error
             if cookie is not None:
                 sync.pipeline_cookie = f"{cookie:016x}"
+            if cookie is not None or unreachable:
                 sync.pipeline_in_sync = False
             db.commit()
 

@@ -2,19 +2,22 @@
 
 Tasks take ids, re-read their rows under the switch's advisory lock and return early when there
 is nothing to do, so a task that runs twice (a redelivery after a worker died, the outbox sending
-a message again) is harmless. Only `TransientSwitchError` (UNAVAILABLE, DEADLINE_EXCEEDED) is
-retried, with exponential back-off. The switch tasks acknowledge late and are rejected (so
+a message again) is harmless. The switch tasks acknowledge late and are rejected (so
 redelivered) when their worker process dies mid-run: the next run diffs again and finishes the
-job.
+job. Nothing is retried in a worker: a switch that does not answer opens its circuit breaker
+and the probes bring it back (`controlplane.scheduling`), so one switch never holds the worker
+processes the others need.
 
 - `reconcile_switch`: one switch (`controlplane.reconciler`); with `deploy` it also replaces a
-  foreign pipeline.
-- `reconcile_all` (beat): every switch, each in its own task, skipping switches a running
-  reconciliation holds; also purges old outbox rows.
-- `probe_switches` (beat): asks every switch for its pipeline cookie, in parallel with a short
-  deadline, and reconciles at once each one that lost it (restarted), came back or went away,
-  so a restarted switch gets its pipeline and entries back within seconds, not at the next
-  periodic pass.
+  foreign pipeline. Queued through `queue_reconcile`: at most one waits per switch, at most one
+  runs, and a change arriving meanwhile gets exactly one more run.
+- `reconcile_all` (beat): every switch, each in its own task (coalesced like the others); also
+  purges old outbox rows. A worker queues one as it comes up, for what a killed worker took
+  with it.
+- `probe_switches` (beat): asks every switch whose breaker is not backing off for its pipeline
+  cookie, in parallel with a short deadline; records the ones that do not answer unreachable
+  and reconciles at once each one that lost its pipeline (restarted), came back or changed
+  pipeline, so a restarted switch gets its pipeline and entries back within seconds.
 - `dispatch_outbox` (beat): the outbox sweep, behind the beat process's LISTEN/NOTIFY
   dispatcher (`start_outbox_listener`).
 """
@@ -22,14 +25,19 @@ job.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import redis
 import sqlalchemy as sa
 from celery import Task
+from celery.signals import worker_ready
 
-from sliceportal.controlplane.reconciler import Reconciler, switch_lock
+from sliceportal.controlplane.reconciler import Outcome, Reconciler
+from sliceportal.controlplane.scheduling import PROBE_TIMEOUT_S, Breaker, Coalescer
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db import outbox
 from sliceportal.db.changes import ChangeContext
@@ -49,11 +57,28 @@ from sliceportal.taskqueue import celery_app
 
 logger = logging.getLogger(__name__)
 
-PROBE_TIMEOUT_S = 1.0
 PROBE_THREADS = 8
 OUTBOX_KEEP = dt.timedelta(days=1)
 PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 """Publishing from the API: a broker that stays down for a second makes the request a 503."""
+REDIS_TIMEOUT_S = 5.0
+
+
+@functools.cache
+def _redis() -> redis.Redis:
+    """This process's client of the broker's Redis (the coalescing and breaker state)."""
+    url = get_settings().redis_url
+    return redis.Redis.from_url(
+        url, socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=REDIS_TIMEOUT_S
+    )
+
+
+def _coalescer() -> Coalescer:
+    return Coalescer(_redis())
+
+
+def _breaker() -> Breaker:
+    return Breaker(_redis(), get_settings().switch_backoff_max_s)
 
 
 def _reconciler(task: Task[Any, Any]) -> Reconciler:
@@ -63,37 +88,72 @@ def _reconciler(task: Task[Any, Any]) -> Reconciler:
         shared_pool(),
         settings_pipeline(settings),
         ChangeContext(user_id=None, request_id=f"worker:{task.request.id}"),
+        _breaker(),
     )
 
 
-@celery_app.task(
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(TransientSwitchError,),
-    retry_backoff=1,
-    retry_backoff_max=30,
-    retry_jitter=True,
-    max_retries=8,
-)
+def queue_reconcile(switch_id: int, *, deploy: bool = False) -> str:
+    """Queue a reconciliation of the switch unless one is queued already; the id of the task
+    that will do it. Deploys are always queued."""
+    if deploy:
+        return str(reconcile_switch.apply_async((switch_id, outbox.DEPLOY)).id)
+    task_id = str(uuid.uuid4())
+    coalescer = _coalescer()
+    queued = coalescer.claim(switch_id, task_id)
+    if queued is not None:
+        return queued
+    try:
+        reconcile_switch.apply_async((switch_id,), task_id=task_id)
+    except BaseException:
+        coalescer.release(switch_id, task_id)
+        raise
+    return task_id
+
+
+@celery_app.task(bind=True, acks_late=True, reject_on_worker_lost=True)
 def reconcile_switch(
-    self: Task[Any, Any], switch_id: int, periodic: bool = False, deploy: bool = False
+    self: Task[Any, Any], switch_id: int, mode: str | None = None
 ) -> dict[str, object]:
-    """Make the switch hold what the database says. A deploy also replaces a foreign pipeline;
-    a periodic run skips a switch another reconciliation holds. Retried for about two and a
-    half minutes at most while the switch does not answer; the probes take over after that."""
-    return _reconciler(self).run(switch_id, deploy=deploy, wait=not periodic).as_dict()
+    """Make the switch hold what the database says; a deploy (`mode` `outbox.DEPLOY`) also
+    replaces a foreign pipeline. Never waits for the switch: held by another run, it asks that
+    run for one more; backed off, it leaves the switch to the probe."""
+    deploy = mode == outbox.DEPLOY
+    coalescer = _coalescer()
+    coalescer.release(switch_id, str(self.request.id))  # a change from now on queues another
+    reconciler = _reconciler(self)
+    report = reconciler.run(switch_id, deploy=deploy, wait=False)
+    if report.outcome is Outcome.BUSY:
+        # The run holding the switch may have read the database before this change: it runs
+        # once more when it ends, unless it ended meanwhile (then this one runs now).
+        coalescer.mark_dirty(switch_id, deploy=deploy)
+        report = reconciler.run(switch_id, deploy=deploy, wait=False)
+    if report.outcome is Outcome.BACKED_OFF:
+        coalescer.mark_dirty(switch_id, deploy=deploy)  # for when the probe reaches it
+    elif report.outcome not in (Outcome.BUSY, Outcome.UNREACHABLE):
+        again = coalescer.take_dirty(switch_id)
+        if again is not None:
+            queue_reconcile(switch_id, deploy=again)
+    return report.as_dict()
 
 
 @celery_app.task
 def reconcile_all() -> int:
-    """Enqueue a periodic reconciliation of every switch; the number enqueued."""
+    """Queue a reconciliation of every switch; the number of switches."""
     with process_session() as db:
         switch_ids = list(db.scalars(sa.select(Switch.id).order_by(Switch.id)))
         outbox.purge(db, OUTBOX_KEEP)
     for switch_id in switch_ids:
-        reconcile_switch.apply_async((switch_id, True))
+        queue_reconcile(switch_id)
     return len(switch_ids)
+
+
+@worker_ready.connect
+def _reconcile_all_on_start(**_: object) -> None:
+    """A worker that was killed took the tasks it had received with it (the broker gives
+    them back only after its visibility timeout): free their places in the queue and
+    reconcile every switch now."""
+    _coalescer().forget_queued()
+    reconcile_all.delay()
 
 
 def _probe(target: SwitchTarget) -> int | None | SwitchError:
@@ -107,36 +167,51 @@ def _probe(target: SwitchTarget) -> int | None | SwitchError:
         return exc
 
 
-@celery_app.task
-def probe_switches() -> int:
-    """Reconcile the switches whose answer differs from what the database last recorded:
-    pipeline lost or changed, reachable again, or not answering any more. The number sent."""
+@celery_app.task(bind=True)
+def probe_switches(self: Task[Any, Any]) -> int:
+    """Probe the switches not backed off. One that does not answer is recorded unreachable
+    (its breaker backs off further); one whose answer differs from what the database last
+    recorded (pipeline lost or changed, reachable again) or whose breaker it closes is
+    reconciled. The number of reconciliations queued."""
     cookie = settings_pipeline(get_settings()).cookie
+    breaker, coalescer = _breaker(), _coalescer()
     with process_session() as db:
         switches = list(db.scalars(sa.select(Switch).order_by(Switch.id)))
-    if not switches:
+    due = [(s, t) for s in switches if breaker.due(t := SwitchTarget.of(s))]
+    if not due:
         return 0
-    with ThreadPoolExecutor(min(PROBE_THREADS, len(switches))) as executor:
-        answers = list(executor.map(_probe, [SwitchTarget.of(s) for s in switches]))
+    with ThreadPoolExecutor(min(PROBE_THREADS, len(due))) as executor:
+        answers = list(executor.map(_probe, [target for _, target in due]))
+    reconciler = _reconciler(self)
     sent = 0
-    for switch, answer in zip(switches, answers, strict=True):
-        answered = not isinstance(answer, SwitchError)
+    for (switch, target), answer in zip(due, answers, strict=True):
+        if isinstance(answer, TransientSwitchError):
+            breaker.failed(target)
+            if switch.state is not SwitchState.UNREACHABLE:
+                reconciler.record_unreachable(switch.id, str(answer))
+            continue
+        reopened = breaker.close(target)
+        answered = not isinstance(answer, SwitchError)  # else it answered with a refusal
         in_sync = switch.sync is not None and switch.sync.pipeline_in_sync
         stale = (
-            answered != (switch.state is SwitchState.REACHABLE)
+            reopened
+            or switch.state is not SwitchState.REACHABLE
             or (answered and answer is None)
             or (answered and answer != cookie and in_sync)
         )
-        if not stale:
-            continue
-        with switch_lock(process_engine(), switch.id, wait=False) as free:
-            if free:  # else a running reconciliation is about to record what it finds
-                reconcile_switch.apply_async((switch.id,))
-                sent += 1
+        if stale:
+            # A deploy asked for while it was backed off runs now.
+            deploy = reopened and bool(coalescer.take_dirty(switch.id))
+            queue_reconcile(switch.id, deploy=deploy)
+            sent += 1
     return sent
 
 
 def _send(task: str, args: list[Any], task_id: str | None) -> str:
+    """The dispatcher's sender: reconciliations are coalesced, unless the caller named the
+    task (the API answered with its id)."""
+    if task == outbox.RECONCILE_SWITCH and task_id is None:
+        return queue_reconcile(args[0], deploy=args[1:] == [outbox.DEPLOY])
     return str(celery_app.send_task(task, args=args, task_id=task_id).id)
 
 

@@ -118,10 +118,19 @@ class Settings(BaseSettings):
     p4_device_config_path: Path = P4_BUILD / "sliceportal.json"
     p4rt_batch_size: int = Field(default=1000, ge=1, le=1000)
     p4rt_connect_timeout_s: float = Field(default=5.0, gt=0)
+    """How long a reconciliation waits for a switch recorded reachable to connect again (a
+    refused connection fails at once; a switch not recorded reachable gets the probe's 1 s).
+    A switch that does not answer in time is backed off (its circuit breaker opens): later
+    reconciliations of it return at once and only the probe tries it again, so this is paid
+    once per outage, not once per change."""
     p4rt_rpc_timeout_s: float = Field(default=30.0, gt=0)
     p4rt_cells_per_read: int = Field(default=4096, ge=1)
     reconcile_interval_s: float = Field(default=10.0, gt=0)
     switch_probe_interval_s: float = Field(default=2.0, gt=0)
+    switch_backoff_max_s: float = Field(default=30.0, gt=0)
+    """Longest pause between two probes of a switch that does not answer: the pause starts at
+    1 s and doubles with every failed probe up to this. A switch back after an outage of T
+    seconds is found within about min(T, this) seconds plus one probe interval."""
     outbox_dispatch_interval_s: float = Field(default=5.0, gt=0)
     task_visibility_timeout_s: int = Field(default=60, ge=1)
     bootstrap_switches: str = ""

@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 CHANNEL = "sliceportal_outbox"
 """Notified by the `outbox_notify` trigger (migration 0002) on every insert into `outbox`."""
 RECONCILE_SWITCH = "sliceportal.controlplane.tasks.reconcile_switch"
+DEPLOY = "deploy"
+"""`reconcile_switch`'s second argument for a deploy (any other value reconciles, the `True`
+an older version's periodic runs carried there among them)."""
 DISPATCH_BATCH = 500
 
 Sender = Callable[[str, list[Any], str | None], str]
@@ -57,8 +60,8 @@ def reconcile_switch(
     switch_id: int, *, deploy: bool = False, task_id: str | None = None
 ) -> Message:
     """Reconcile the switch; with `deploy` also replace a foreign pipeline (the task's
-    arguments are `switch_id, periodic, deploy`)."""
-    return Message(RECONCILE_SWITCH, [switch_id, False, True] if deploy else [switch_id], task_id)
+    arguments are `switch_id` and, for a deploy, `DEPLOY`)."""
+    return Message(RECONCILE_SWITCH, [switch_id, DEPLOY] if deploy else [switch_id], task_id)
 
 
 def reconcile(switch_ids: Iterable[int]) -> list[Message]:

@@ -43,6 +43,8 @@ class EmulatorServer:
     Starts with no pipeline, like a switch fresh from boot, unless `load_pipeline` is set.
     Use `"127.0.0.1:0"` to get a free port (then read `address`). `like_bmv2`: behave as BMv2
     where clients could otherwise rely on the emulator being kinder (`P4RuntimeService`).
+    `write_delay_s` makes each written update take that long (a slow switch, for fault tests;
+    `service.write_delay_s` changes it while it runs).
     """
 
     def __init__(
@@ -54,9 +56,11 @@ class EmulatorServer:
         load_pipeline: bool = False,
         model: PipelineModel | None = None,
         like_bmv2: bool = False,
+        write_delay_s: float = 0.0,
     ) -> None:
         program = P4InfoIndex.from_file(p4info_path or DEFAULT_P4INFO)
         self.service = P4RuntimeService(program, device_id, model, like_bmv2=like_bmv2)
+        self.service.write_delay_s = write_delay_s
         if load_pipeline:
             self.service.load_pipeline()
         # Each open StreamChannel holds a worker thread; leave as many for unary RPCs.

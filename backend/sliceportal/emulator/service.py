@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any
@@ -69,6 +70,9 @@ class P4RuntimeService:
         self._unserved = False  # like BMv2: the committed config had no device config
         self._attached: DeviceState | None = None  # the state the model runs on
         self.state: DeviceState | None = None  # what Read and Write act on
+        self.write_delay_s = 0.0
+        """Seconds each update of a Write takes before the batch applies: a slow switch, so
+        that a fault test can be sure to interrupt a push (0: as fast as it goes)."""
 
     # -- pipeline ---------------------------------------------------------------------------
 
@@ -171,6 +175,8 @@ class P4RuntimeService:
             raise P4RuntimeError(
                 Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR batches are supported (as on BMv2)"
             )
+        if self.write_delay_s:
+            time.sleep(self.write_delay_s * len(request.updates))
         results: list[P4RuntimeError | None] = []
         failed = False
         with state.lock:

@@ -115,11 +115,18 @@ def open_channel(target: SwitchTarget, batch_size: int) -> Any:
 def wait_until_ready(channel: Any, address: str, timeout_s: float) -> None:
     """Wait for `channel` to connect. TransientSwitchError (UNAVAILABLE) when an attempt made
     while waiting fails (refused, TLS handshake failed), or after `timeout_s` without an
-    answer: gRPC itself would keep trying, and a task would sit out its whole timeout."""
+    answer: gRPC itself would keep trying, and a task would sit out its whole timeout.
+
+    The first state reported is the channel's current one: a channel in back-off reports its
+    last failure first, which is no attempt of ours. Any failure reported after it is, even
+    without a CONNECTING before it: gRPC reports changes as it polls them, and a refused
+    connection goes from IDLE through CONNECTING to TRANSIENT_FAILURE faster than that (it
+    reported IDLE, TRANSIENT_FAILURE in most trials, and waiting for a CONNECTING made a closed
+    port cost the whole timeout)."""
     states: queue.SimpleQueue[Any] = queue.SimpleQueue()
     channel.subscribe(states.put, try_to_connect=True)
     deadline = time.monotonic() + timeout_s
-    attempted = False  # a channel in back-off reports its last failure first
+    current = True  # the first state reported
     try:
         while True:
             try:
@@ -129,10 +136,9 @@ def wait_until_ready(channel: Any, address: str, timeout_s: float) -> None:
                 break
             if state == grpc.ChannelConnectivity.READY:
                 return
-            attempted |= state == grpc.ChannelConnectivity.CONNECTING
-            if state == grpc.ChannelConnectivity.SHUTDOWN or (
-                attempted and state == grpc.ChannelConnectivity.TRANSIENT_FAILURE
-            ):
+            failed = state == grpc.ChannelConnectivity.TRANSIENT_FAILURE and not current
+            current = False
+            if state == grpc.ChannelConnectivity.SHUTDOWN or failed:
                 problem = f"cannot connect to {address}"
                 break
     finally:

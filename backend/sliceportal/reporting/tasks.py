@@ -23,7 +23,6 @@ from sliceportal.alerts.webhooks import (
 )
 from sliceportal.core.config import get_settings
 from sliceportal.db.session import process_session
-from sliceportal.reporting.render import document_of
 from sliceportal.services.reports import ReportRequest, network_report
 from sliceportal.taskqueue import celery_app
 
@@ -55,6 +54,10 @@ def deliver_report(self: Task[[str, str], str], url: str, scheduled_at: str) -> 
     )
     with process_session() as session:
         data = network_report(session, request)
+    # Imported here: the renderers (matplotlib, reportlab, the report's pydantic schema) take
+    # seconds to load, which every Celery worker would pay at each start, crash or not.
+    from sliceportal.reporting.render import document_of
+
     document = document_of(data)
     try:
         post_event(

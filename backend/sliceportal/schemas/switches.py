@@ -117,14 +117,21 @@ class SwitchSyncPublic(PublicModel):
     """What the control plane last saw of the switch (`state` says whether it answered)."""
 
     pipeline_cookie: str | None = Field(
-        description="cookie of the switch's pipeline, hex; null: none, or not read yet"
+        description="cookie of the switch's pipeline when last reached, hex; null: none, or "
+        "not read yet"
     )
-    pipeline_in_sync: bool = Field(description="the switch runs the portal's pipeline")
+    pipeline_in_sync: bool | None = Field(
+        description="the switch runs the portal's pipeline; null: not known, the switch does "
+        "not answer (state `unreachable`)"
+    )
     last_reconcile_at: dt.datetime | None
     last_contact_at: dt.datetime | None
     last_error: str | None
     entries_desired: int = Field(description="table entries the slices need on the switch")
-    entries_installed: int = Field(description="table entries the switch held when read back")
+    entries_installed: int | None = Field(
+        description="table entries the switch held when read back; null: not known, the "
+        "switch does not answer (state `unreachable`)"
+    )
 
 
 class SwitchPublic(PublicModel):
@@ -142,6 +149,16 @@ class SwitchPublic(PublicModel):
     sync: SwitchSyncPublic | None = Field(description="null until a worker reconciled it")
     created_at: dt.datetime
     updated_at: dt.datetime
+
+    @model_validator(mode="after")
+    def _unknown_while_unreachable(self) -> SwitchPublic:
+        """What a switch held is not known while it does not answer: never report it in
+        sync, nor the figure of the last read-back (kept in the database, not shown)."""
+        if self.state is SwitchState.UNREACHABLE and self.sync is not None:
+            self.sync = self.sync.model_copy(
+                update={"pipeline_in_sync": None, "entries_installed": None}
+            )
+        return self
 
 
 SwitchesPublic = Page[SwitchPublic]

@@ -1877,14 +1877,14 @@ export interface components {
         SwitchSyncPublic: {
             /**
              * Pipeline Cookie
-             * @description cookie of the switch's pipeline, hex; null: none, or not read yet
+             * @description cookie of the switch's pipeline when last reached, hex; null: none, or not read yet
              */
             pipeline_cookie: string | null;
             /**
              * Pipeline In Sync
-             * @description the switch runs the portal's pipeline
+             * @description the switch runs the portal's pipeline; null: not known, the switch does not answer (state `unreachable`)
              */
-            pipeline_in_sync: boolean;
+            pipeline_in_sync: boolean | null;
             /** Last Reconcile At */
             last_reconcile_at: string | null;
             /** Last Contact At */
@@ -1898,9 +1898,9 @@ export interface components {
             entries_desired: number;
             /**
              * Entries Installed
-             * @description table entries the switch held when read back
+             * @description table entries the switch held when read back; null: not known, the switch does not answer (state `unreachable`)
              */
-            entries_installed: number;
+            entries_installed: number | null;
         };
         /**
          * SwitchTaskAccepted

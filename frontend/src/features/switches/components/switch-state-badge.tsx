@@ -22,9 +22,19 @@ export function NotReported({ what }: { what: string }) {
   );
 }
 
-export function PipelineSync({ sw }: { sw: Pick<SwitchPublic, 'sync'> }) {
+/** Never "in sync" for a switch that does not answer: what it holds is not known then (the API
+ * reports `pipeline_in_sync` and `entries_installed` as null). */
+export function PipelineSync({ sw }: { sw: Pick<SwitchPublic, 'sync' | 'state'> }) {
   if (!sw.sync) return <NotReported what="Pipeline sync" />;
   const { pipeline_in_sync: inSync, entries_installed: installed, entries_desired: desired } = sw.sync;
+  if (sw.state === 'unreachable' || inSync === null || installed === null) {
+    return (
+      <span className="row" style={{ gap: 6 }}>
+        <Badge tone="bad" title="The switch does not answer: what it holds is not known.">unknown</Badge>
+        <span className="muted small">?/{desired} entries</span>
+      </span>
+    );
+  }
   return (
     <span className="row" style={{ gap: 6 }}>
       <Badge tone={inSync && installed === desired ? 'ok' : 'warn'}>{inSync ? 'in sync' : 'out of sync'}</Badge>

@@ -1,0 +1,135 @@
+"""Keeping one switch from delaying the others: reconciliations coalesced per switch, and a
+circuit breaker per switch that does not answer. Both live in Redis, the broker's server, so
+every worker and beat process shares them and a lost Redis loses them with the queue.
+
+**Coalescing.** At most one reconciliation of a switch waits in the queue: `Coalescer.claim`
+sets a key per switch (NX) to the id of the task it is about to send, and a change finding the
+key set sends nothing, since the queued task reads the database when it runs. The task frees
+the key as it starts (`release`), so a change arriving while it runs queues the next one. At
+most one runs (the switch's advisory lock, `reconciler.switch_lock`): a run finding the switch
+held marks it dirty and returns, and the run holding it queues exactly one more when it ends
+(`take_dirty`). Deploys and the API's reconciliations are sent as they are (the API answers
+with their task id); they mark and take the dirty flag like the others.
+
+**Circuit breaker.** A switch that did not answer (connection refused, or no answer within the
+connect timeout) is open (`Breaker.failed`): reconciliations of it return at once instead of
+holding a worker process for the connect timeout, and only the probe tries it again, 1, 2, 4, …
+seconds later, at most `switch_backoff_max_s` apart, until it answers (`close`). The state is
+keyed by the switch's id and address, so a switch given another address starts closed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import redis
+
+from sliceportal.p4rt.connection import SwitchTarget
+
+PREFIX = "sliceportal:controlplane"
+QUEUED_TTL_S = 30
+"""A claim outlives its task by at most this long (a message lost with a purged queue)."""
+DIRTY_TTL_S = 3600
+BREAKER_TTL_S = 3600
+"""An open breaker not tried again for this long is forgotten (its switch was deleted)."""
+FIRST_BACKOFF_S = 1.0
+PROBE_TIMEOUT_S = 1.0
+"""How long a switch not known to answer gets to connect and to answer: the probe's deadline,
+and a reconciliation's when the switch is not recorded reachable (a silent address would
+otherwise hold a worker process for the whole `p4rt_connect_timeout_s`)."""
+
+_DELETE_IF_EQUAL = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+_DEPLOY = b"deploy"
+
+
+class Coalescer:
+    """At most one queued and one running reconciliation per switch (see the module)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._client = client
+        self._delete_if_equal = client.register_script(_DELETE_IF_EQUAL)
+
+    @staticmethod
+    def _queued(switch_id: int) -> str:
+        return f"{PREFIX}:queued:{switch_id}"
+
+    @staticmethod
+    def _dirty(switch_id: int) -> str:
+        return f"{PREFIX}:dirty:{switch_id}"
+
+    def claim(self, switch_id: int, task_id: str) -> str | None:
+        """Reserve the switch's place in the queue for `task_id`: None when reserved (send
+        it), else the id of the task queued already, which will do the work."""
+        key = self._queued(switch_id)
+        while not self._client.set(key, task_id, nx=True, ex=QUEUED_TTL_S):
+            queued: Any = self._client.get(key)
+            if queued is not None:
+                return str(queued.decode())
+            # It started between the two calls, after the change committed: claim again.
+        return None
+
+    def release(self, switch_id: int, task_id: str) -> None:
+        """Free the place `task_id` holds (it was not sent, or it starts now)."""
+        self._delete_if_equal(keys=[self._queued(switch_id)], args=[task_id])
+
+    def forget_queued(self) -> None:
+        """Free every switch's place: a worker that was killed takes the tasks it had
+        received with it until the broker's visibility timeout gives them back."""
+        keys = list(self._client.scan_iter(match=f"{PREFIX}:queued:*", count=1000))
+        if keys:
+            self._client.delete(*keys)
+
+    def mark_dirty(self, switch_id: int, *, deploy: bool) -> None:
+        """Ask for one more run once the switch is free (a deploy if any asked for one)."""
+        if deploy:
+            self._client.set(self._dirty(switch_id), _DEPLOY, ex=DIRTY_TTL_S)
+        else:
+            self._client.set(self._dirty(switch_id), b"reconcile", nx=True, ex=DIRTY_TTL_S)
+
+    def take_dirty(self, switch_id: int) -> bool | None:
+        """Clear the mark; None when there was none, else whether a deploy was asked for."""
+        pipe = self._client.pipeline(transaction=True)
+        pipe.get(self._dirty(switch_id))
+        pipe.delete(self._dirty(switch_id))
+        mark, _ = pipe.execute()
+        return None if mark is None else mark == _DEPLOY
+
+
+class Breaker:
+    """Per-switch circuit breaker (see the module)."""
+
+    def __init__(self, client: redis.Redis, max_backoff_s: float) -> None:
+        self._client = client
+        self.max_backoff_s = max_backoff_s
+
+    @staticmethod
+    def _key(target: SwitchTarget) -> str:
+        return f"{PREFIX}:breaker:{target.switch_id}:{target.address}"
+
+    def is_open(self, target: SwitchTarget) -> bool:
+        """The switch did not answer the last attempt: leave it to the probe."""
+        return bool(self._client.exists(self._key(target)))
+
+    def due(self, target: SwitchTarget) -> bool:
+        """Time to try the switch: closed, or its back-off is over."""
+        retry_at: Any = self._client.hget(self._key(target), "retry_at")
+        return retry_at is None or time.time() >= float(retry_at)
+
+    def failed(self, target: SwitchTarget) -> float:
+        """Open (or keep open) the breaker; the seconds until the next try."""
+        key = self._key(target)
+        failures = int(self._client.hincrby(key, "failures", 1))
+        backoff = min(FIRST_BACKOFF_S * 2.0 ** min(failures - 1, 32), self.max_backoff_s)
+        pipe = self._client.pipeline(transaction=True)
+        pipe.hset(key, "retry_at", time.time() + backoff)
+        pipe.expire(key, BREAKER_TTL_S)
+        pipe.execute()
+        return backoff
+
+    def close(self, target: SwitchTarget) -> bool:
+        """The switch answered; whether the breaker was open."""
+        return bool(self._client.delete(self._key(target)))
