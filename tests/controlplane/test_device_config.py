@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from controlplane.network import make_link, make_slice, make_switch, state_of
 from sliceportal.controlplane.reconciler import Outcome, Reconciler
+from sliceportal.controlplane.scheduling import Breaker
 from sliceportal.core.config import Settings
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import Switch
@@ -43,9 +44,11 @@ def pipeline_with(settings: Settings, path: Path, device_config: bytes | None) -
     return Pipeline.load(settings.p4info_path, path)
 
 
-def reconciler_for(engine: sa.Engine, settings: Settings, pipeline: Pipeline) -> Reconciler:
+def reconciler_for(
+    engine: sa.Engine, settings: Settings, pipeline: Pipeline, breaker: Breaker
+) -> Reconciler:
     context = ChangeContext(user_id=None, request_id=f"worker:test-{uuid.uuid4().hex}")
-    return Reconciler(engine, SessionPool(settings, pipeline), pipeline, context)
+    return Reconciler(engine, SessionPool(settings, pipeline), pipeline, context, breaker)
 
 
 def bmv2_switch(
@@ -73,6 +76,7 @@ def leave_an_unserved_pipeline(
 
 
 def test_nothing_is_pushed_to_bmv2_without_its_device_config_and_the_api_says_how_to_get_it(
+    breaker: Breaker,
     db: sessionmaker[Session],
     settings: Settings,
     engine: sa.Engine,
@@ -84,7 +88,7 @@ def test_nothing_is_pushed_to_bmv2_without_its_device_config_and_the_api_says_ho
     missing = tmp_path / "sliceportal.json"
     pipeline = pipeline_with(settings, missing, None)
     switch_id, slice_id = bmv2_switch(db, settings, bmv2)
-    reconciler = reconciler_for(engine, settings, pipeline)
+    reconciler = reconciler_for(engine, settings, pipeline, breaker)
     try:
         assert reconciler.run(switch_id).outcome is Outcome.NO_DEVICE_CONFIG
     finally:
@@ -109,6 +113,7 @@ def test_nothing_is_pushed_to_bmv2_without_its_device_config_and_the_api_says_ho
 
 
 def test_our_cookie_on_a_switch_that_cannot_serve_the_pipeline_is_not_in_sync(
+    breaker: Breaker,
     db: sessionmaker[Session],
     settings: Settings,
     engine: sa.Engine,
@@ -119,7 +124,7 @@ def test_our_cookie_on_a_switch_that_cannot_serve_the_pipeline_is_not_in_sync(
     pipeline = pipeline_with(settings, tmp_path / "sliceportal.json", None)
     leave_an_unserved_pipeline(bmv2, settings, pipeline.cookie, tmp_path / "missing.json")
     switch_id, _ = bmv2_switch(db, settings, bmv2)
-    reconciler = reconciler_for(engine, settings, pipeline)
+    reconciler = reconciler_for(engine, settings, pipeline, breaker)
     try:
         assert reconciler.run(switch_id).outcome is Outcome.NO_DEVICE_CONFIG
     finally:
@@ -134,6 +139,7 @@ def test_our_cookie_on_a_switch_that_cannot_serve_the_pipeline_is_not_in_sync(
 
 
 def test_a_switch_that_lost_the_device_config_behind_our_cookie_gets_the_pipeline_again(
+    breaker: Breaker,
     db: sessionmaker[Session],
     settings: Settings,
     engine: sa.Engine,
@@ -143,7 +149,7 @@ def test_a_switch_that_lost_the_device_config_behind_our_cookie_gets_the_pipelin
     pipeline = pipeline_with(settings, tmp_path / "sliceportal.json", COMPILED)
     leave_an_unserved_pipeline(bmv2, settings, pipeline.cookie, tmp_path / "missing.json")
     switch_id, slice_id = bmv2_switch(db, settings, bmv2)
-    reconciler = reconciler_for(engine, settings, pipeline)
+    reconciler = reconciler_for(engine, settings, pipeline, breaker)
     try:
         report = reconciler.run(switch_id)
         assert report.outcome is Outcome.APPLIED and report.pipeline_pushed
