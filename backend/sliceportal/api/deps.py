@@ -29,6 +29,7 @@ from sliceportal.core.config import Settings
 from sliceportal.db.base import Base
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import ApiToken, User
+from sliceportal.domain.spec import MAX_OFFSET
 from sliceportal.schemas.choices import Role
 
 API_TOKEN_TOUCH_INTERVAL = dt.timedelta(minutes=1)
@@ -171,7 +172,7 @@ ChangeContextDep = Annotated[ChangeContext, Depends(change_context)]
 class PageParams:
     """`skip`/`limit` of a list; lists are ordered by id, so pages are stable."""
 
-    skip: Annotated[int, Query(ge=0)] = 0
+    skip: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0
     limit: Annotated[int, Query(ge=1, le=1000)] = 100
 
 

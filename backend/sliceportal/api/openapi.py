@@ -1,7 +1,7 @@
 """The OpenAPI document's component schemas that operations refer to by `$ref` but FastAPI does
 not collect itself: the problem details every error answers with (`api.problems.RESPONSES`),
-and the analytics' request body (`schemas.analysis.LinkDocument`), which `parse_link_input`
-validates, not pydantic."""
+and the analytics' request bodies (`schemas.analysis.LinkDocument` and `SlicesDocument`), which
+`parse_link_input` validates, not pydantic."""
 
 from __future__ import annotations
 
@@ -23,8 +23,10 @@ def _schemas(adapter: TypeAdapter[Any], name: str) -> dict[str, Any]:
 
 
 def component_schemas() -> dict[str, Any]:
-    return _schemas(problems.PROBLEM_DETAILS, "ProblemDetails") | _schemas(
-        TypeAdapter(analysis.LinkDocument), "LinkDocument"
+    return (
+        _schemas(problems.PROBLEM_DETAILS, "ProblemDetails")
+        | _schemas(TypeAdapter(analysis.LinkDocument), "LinkDocument")
+        | _schemas(TypeAdapter(analysis.SlicesDocument), "SlicesDocument")
     )
 
 
