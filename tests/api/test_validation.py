@@ -158,3 +158,18 @@ def test_skip_is_bounded(client: TestClient, viewer_headers: Headers) -> None:
     ok = client.get(f"/api/v1/switches?skip={spec.MAX_OFFSET}", headers=viewer_headers)
     assert ok.status_code == 200
     assert ok.json()["data"] == []
+
+
+def test_a_subnormal_rate_is_refused_by_the_analytics(
+    client: TestClient, viewer_headers: Headers
+) -> None:
+    """The search for the least capacity met floats it could not split and never ended: one
+    viewer's request held a worker thread for good (found by the API fuzzing)."""
+    slice_ = {"name": "a", "rate_bps": 5e-324, "priority": 1, "burst_limit_s": 999999.0}
+    response = client.post(
+        "/api/v1/analysis/min-capacity?model=harkous",
+        json={"slices": [slice_]},
+        headers=viewer_headers,
+    )
+    message = _refused(response, "body.slices[0].rate_bps")
+    assert f"{spec.MIN_RATE_BPS:g} bit/s" in message

@@ -99,7 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessionmaker = create_sessionmaker(engine)
     app.state.redis = redis_client
     problems.install(app)
-    openapi.document(app)
+    openapi.document(app, API_PREFIX, ROUTERS)
     # Added first, so it runs inside the request id middleware: a 503 carries the id too.
     app.state.gate = RequestGate(gate_limits(settings))
     app.add_middleware(GateMiddleware, gate=app.state.gate)

@@ -46,6 +46,9 @@ wire beyond the bytes the data plane counts, when a capacity is given as the lin
 
 MAX_RATE_BPS = 1e15
 """1 Pbit/s: above any link, low enough that 10^6 summed rates stay exact-ish and finite."""
+MIN_RATE_BPS = 1.0
+"""1 bit/s: below any link or slice; at 5e-324 bit/s the search for the least capacity met
+floats it could not split and never ended."""
 MAX_TIME_S = 1e6
 MAX_BURST_BYTES = 1e21
 MAX_PACKET_BYTES = 1_000_000
@@ -156,9 +159,17 @@ def check_integer(value: object, field: str, *, minimum: int, maximum: int) -> i
     return int(value)
 
 
+def check_rate(value: object, field: str) -> float:
+    """A rate or a capacity in bit/s: from MIN_RATE_BPS to MAX_RATE_BPS."""
+    rate = check_number(value, field, maximum=MAX_RATE_BPS, allow_zero=False)
+    if rate < MIN_RATE_BPS:
+        raise SpecError(field, f"must be at least {MIN_RATE_BPS:g} bit/s")
+    return rate
+
+
 def check_capacity(value: object, field: str = "capacity_bps") -> float:
     """A link capacity in bit/s."""
-    return check_number(value, field, maximum=MAX_RATE_BPS, allow_zero=False)
+    return check_rate(value, field)
 
 
 def check_levels(value: object, field: str = "levels") -> int:
@@ -284,7 +295,7 @@ class SliceSpec:
 
     def __post_init__(self) -> None:
         _check_name(self.name, "name")
-        rate = check_number(self.rate_bps, "rate_bps", maximum=MAX_RATE_BPS, allow_zero=False)
+        rate = check_rate(self.rate_bps, "rate_bps")
         priority = check_priority(self.priority)
         burst = check_number(
             self.burst_bytes, "burst_bytes", maximum=MAX_BURST_BYTES, allow_zero=True
@@ -324,7 +335,7 @@ def slice_spec(
     """
     p = field_prefix
     _check_name(name, p + "name")
-    rate = check_number(rate_bps, p + "rate_bps", maximum=MAX_RATE_BPS, allow_zero=False)
+    rate = check_rate(rate_bps, p + "rate_bps")
     check_priority(priority, p + "priority")
     limit = None
     if burst_limit_s is not None:

@@ -28,13 +28,14 @@ from sliceportal.domain.spec import (
     MAX_PACKET_BYTES,
     MAX_RATE_BPS,
     MAX_TIME_S,
+    MIN_RATE_BPS,
     TOP_PRIORITY,
 )
 
 _CLOSED = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
-Rate = Annotated[float, Field(gt=0, le=MAX_RATE_BPS)]
+Rate = Annotated[float, Field(ge=MIN_RATE_BPS, le=MAX_RATE_BPS)]
 Seconds = Annotated[float, Field(ge=0, le=MAX_TIME_S)]
 Bytes = Annotated[int, Field(ge=1, le=MAX_PACKET_BYTES)]
 

@@ -21,7 +21,7 @@ from sliceportal.domain import (
     parse_link_input,
     plan_priorities,
 )
-from sliceportal.domain.spec import SLICE_LEVELS
+from sliceportal.domain.spec import MAX_RATE_BPS, MIN_RATE_BPS, SLICE_LEVELS
 from sliceportal.schemas.analysis import LinkAnalysis, LinkDelayCurves, MinCapacity, PriorityPlan
 
 router = APIRouter(prefix="/analysis", tags=["analysis"])
@@ -106,8 +106,14 @@ def analyze_curves(
     settings: SettingsDep,
     body: SlicesDocument,
     model: ModelQuery = None,
-    start_bps: Annotated[float | None, Query(gt=0, description="default: total rate")] = None,
-    stop_bps: Annotated[float | None, Query(gt=0, description="default: 4 × start")] = None,
+    start_bps: Annotated[
+        float | None,
+        Query(ge=MIN_RATE_BPS, le=MAX_RATE_BPS, description="default: total rate"),
+    ] = None,
+    stop_bps: Annotated[
+        float | None,
+        Query(ge=MIN_RATE_BPS, le=MAX_RATE_BPS, description="default: 4 × start"),
+    ] = None,
     points: Annotated[int, Query(ge=1, le=10_000)] = 50,
 ) -> LinkDelayCurves:
     """Every slice's worst-case delay at `points` capacities from `start_bps` to `stop_bps`."""
