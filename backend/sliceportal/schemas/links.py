@@ -14,6 +14,7 @@ from sliceportal.domain.spec import (
     MAX_QUEUES,
     MIN_MTU_BYTES,
     MIN_QUEUES,
+    MIN_RATE_BPS,
 )
 from sliceportal.schemas.common import (
     BodyId,
@@ -30,7 +31,7 @@ Capacity = Annotated[
     float,
     Strict(),
     Field(
-        gt=0,
+        ge=MIN_RATE_BPS,
         le=MAX_CAPACITY_BPS,
         description="bit/s, as `frame_overhead_bytes` says what it counts",
     ),
