@@ -26,6 +26,7 @@ from sliceportal.schemas.choices import Role
 from utils import factories
 
 SECRET = "fuzzing-secret-key-of-a-decent-length"
+CONFIG = Path(__file__).with_name("schemathesis.toml")
 CHECKS = (
     "not_a_server_error",
     "status_code_conformance",
@@ -130,6 +131,8 @@ def test_fuzz_the_api(
     seed(portal, admin_headers, settings)
     command = [
         str(Path(sys.executable).with_name("st")),
+        "--config-file",
+        str(CONFIG),
         "run",
         f"{portal}/api/v1/openapi.json",
         "--header",
@@ -156,7 +159,7 @@ def test_fuzz_the_api(
     for path in EXCLUDED_PATHS:
         command += ["--exclude-path", path]
     started = time.monotonic()
-    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     took = time.monotonic() - started
     print(run.stdout[-20000:], run.stderr[-5000:], f"schemathesis took {took:.0f} s", sep="\n")
     assert run.returncode == 0, run.stdout[-20000:]
