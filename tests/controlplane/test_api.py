@@ -12,12 +12,12 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from controlplane.network import make_link, make_slice, make_switch
+from controlplane.network import make_link, make_slice, make_switch, make_undeployable_slice
 from sliceportal.api.main import create_app
 from sliceportal.controlplane.reconciler import Outcome, Reconciler
 from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
-from sliceportal.db.models import OutboxMessage, Slice, SliceSwitch
+from sliceportal.db.models import OutboxMessage, SliceSwitch
 from sliceportal.domain import dataplane as dp
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.p4rt.connection import SwitchTarget
@@ -107,11 +107,7 @@ def test_switch_status_and_slice_state_detail_are_public(
         switch = make_switch(session, emulator.address, emulator.service.device_id)
         link = make_link(session, settings, switch.id)
         good = make_slice(session, [link.id], 1)
-        tiny = make_slice(session, [link.id], 2)
-        # A row stored before the services checked what the data plane holds: 1 ms at 1 Mbit/s
-        # cannot hold one full-size frame, so the switch cannot take it.
-        session.execute(sa.update(Slice).where(Slice.id == tiny.id).values(burst_limit_s=0.001))
-        session.commit()
+        tiny = make_undeployable_slice(session, [link.id], 2)
     before = client.get(f"/api/v1/switches/{switch.id}", headers=operator_headers).json()
     assert before["state"] == "unknown" and before["sync"] is None
     reconciler.run(switch.id)
