@@ -43,7 +43,7 @@ def _mark_required_roles(paths: dict[str, Any], prefix: str, routers: Sequence[A
         for route in router.routes:
             if isinstance(route, APIRoute) and route.include_in_schema:
                 role = required_role(route.dependant)
-                for method in route.methods:
+                for method in route.methods or ():
                     operation = paths[prefix + route.path_format][method.lower()]
                     operation[ROLE_EXTENSION] = ANONYMOUS if role is None else role.value
 

@@ -21,6 +21,7 @@ from sliceportal.domain import (
     parse_link_input,
     plan_priorities,
 )
+from sliceportal.domain.curves import MAX_POINTS
 from sliceportal.domain.spec import MAX_RATE_BPS, MIN_RATE_BPS, SLICE_LEVELS
 from sliceportal.schemas.analysis import LinkAnalysis, LinkDelayCurves, MinCapacity, PriorityPlan
 
@@ -114,7 +115,7 @@ def analyze_curves(
         float | None,
         Query(ge=MIN_RATE_BPS, le=MAX_RATE_BPS, description="default: 4 × start"),
     ] = None,
-    points: Annotated[int, Query(ge=1, le=10_000)] = 50,
+    points: Annotated[int, Query(ge=1, le=MAX_POINTS)] = 50,
 ) -> LinkDelayCurves:
     """Every slice's worst-case delay at `points` capacities from `start_bps` to `stop_bps`."""
     link = parse_link_input(body, require_capacity=False, require_slices=True)
