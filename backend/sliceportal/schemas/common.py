@@ -62,7 +62,7 @@ def _not_a_number(value: object) -> object:
 
 
 Timestamp = Annotated[dt.datetime, BeforeValidator(_not_a_number)]
-"""A moment in a query: ISO 8601 only (without a zone: UTC)."""
+"""A moment in a query: ISO 8601 only."""
 
 
 class InputModel(BaseModel):
