@@ -71,10 +71,11 @@ def test_concurrent_creations_never_overcommit(
 
 E2E_CAPACITY = 100 * MBIT
 E2E_FITTING = 3
-"""On harkous links (Σ bursts / C): the target slice (1 Mbit/s, 10 ms bursts: 0.1 ms per hop)
-crosses two links and may take 0.2 ms + 3.5 × 0.3 ms end to end: three more 3 Mbit/s slices
+E2E_BURST_LIMIT_S = 0.02
+"""On harkous links (Σ bursts / C): the target slice (1 Mbit/s, 20 ms bursts: 0.2 ms per hop)
+crosses two links and may take 0.4 ms + 3.5 × 0.3 ms end to end: three more 3 Mbit/s slices
 with 10 ms bursts at its priority fit in all, whichever of its two links they are on."""
-E2E_TARGET_S = 0.2e-3 + (E2E_FITTING + 0.5) * 0.3e-3
+E2E_TARGET_S = 0.4e-3 + (E2E_FITTING + 0.5) * 0.3e-3
 RACE_WINDOW_S = 0.02
 
 
@@ -115,7 +116,7 @@ def test_concurrent_creations_on_two_links_never_overcommit_a_path(
     body = slice_body(
         [first["id"], second["id"]],
         rate_bps=1 * MBIT,
-        burst_limit_s=BURST_LIMIT_S,
+        burst_limit_s=E2E_BURST_LIMIT_S,
         e2e_delay_target_s=E2E_TARGET_S,
     )
     response = client.post("/api/v1/slices", json=body, headers=operator_headers)

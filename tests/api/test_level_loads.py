@@ -77,8 +77,8 @@ def test_rows_follow_creations_changes_moves_and_deletions(
             operator_headers,
             slice_body(
                 [links[i % 2]] if i % 3 else links[:2],
-                rate_bps=(i + 1) * 1.1 * MBIT,
-                burst_limit_s=0.001 * (i + 1),
+                rate_bps=(i + 1) * 11 * MBIT,
+                burst_limit_s=0.002 * (i + 1),
                 delay_target_s=0.5 - 0.01 * i,
                 priority=i % 4 + 4,
                 **({"max_packet_bytes": 200 + 100 * i} if i % 2 else {}),
@@ -93,9 +93,9 @@ def test_rows_follow_creations_changes_moves_and_deletions(
         response = client.patch(f"/api/v1/slices/{slice_id}", json=body, headers=operator_headers)
         assert response.status_code == 200, response.text
 
-    patch(made[0]["id"], {"rate_bps": 0.5 * MBIT})  # a sum goes down
+    patch(made[0]["id"], {"rate_bps": 8 * MBIT})  # a sum goes down
     patch(made[1]["id"], {"priority": 1, "max_packet_bytes": None})  # level and packet change
-    patch(made[2]["id"], {"delay_target_s": 0.001, "burst_limit_s": 0.0005})  # tighter minimum
+    patch(made[2]["id"], {"delay_target_s": 0.005, "burst_limit_s": 0.0005})  # tighter minimum
     patch(made[3]["id"], {"link_ids": [links[2]]})  # moves to the third link, with its target
     patch(made[4]["id"], {"name": made[4]["name"] + "-renamed"})  # nothing admission reads
     patch(made[5]["id"], {"e2e_delay_target_s": 1.0})  # gets an end-to-end target
@@ -155,8 +155,8 @@ def test_a_creation_on_its_target_exactly_is_decided_by_the_full_analysis(
     client: TestClient, operator_headers: Headers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """8·(B1 + B2)/C is the target to the bit under harkous: admitted, by the full analysis."""
-    link = create_link(client, operator_headers, capacity_bps=1 * MBIT, model="harkous")
-    body = {"rate_bps": 0.25 * MBIT, "burst_limit_s": 0.02, "delay_target_s": 0.01}
+    link = create_link(client, operator_headers, capacity_bps=10 * MBIT, model="harkous")
+    body = {"rate_bps": 2.5 * MBIT, "burst_limit_s": 0.02, "delay_target_s": 0.01}
     create(client, "slices", operator_headers, slice_body([link["id"]], **body))
     full_reads = []
     read_loads = link_queries.read_loads

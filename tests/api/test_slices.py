@@ -26,7 +26,7 @@ def test_create_slice(client: TestClient, operator_headers: Headers, link: dict[
     body = slice_body(
         [link["id"]],
         vlan_id=100,
-        ipv4_prefixes=["10.2.0.0/16", "10.1.0.0/16", "10.1.0.0/16", "192.0.2.7"],
+        ipv4_prefixes=["10.2.0.0/16", "10.1.0.0/16", "192.0.2.7"],
         scheme="ecn_step",
         marking_threshold_s=0.005,
         sla={"max_delay_s": 0.01, "max_loss_ratio": 0.001},
@@ -296,7 +296,7 @@ def test_update_slice_links(client: TestClient, operator_headers: Headers) -> No
 
 
 def test_update_slice_not_found(client: TestClient, operator_headers: Headers) -> None:
-    response = client.patch(f"{URL}/999999999", json={"rate_bps": 1}, headers=operator_headers)
+    response = client.patch(f"{URL}/999999999", json={"rate_bps": MBIT}, headers=operator_headers)
     assert response.status_code == 404
 
 

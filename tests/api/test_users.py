@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -107,3 +108,20 @@ def test_delete_user_with_changes(
     response = client.delete(f"{URL}/{user.id}", headers=admin_headers)
     assert response.status_code == 409
     assert "deactivate" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("change", [{"role": "viewer"}, {"is_active": False}])
+def test_an_admin_cannot_lock_themselves_out(
+    client: TestClient, db: sessionmaker[Session], settings: Settings, change: dict[str, object]
+) -> None:
+    """A fuzzer, as admin, demoted its own user and every later call was refused; a portal
+    with one admin would have been left without one."""
+    with db() as session:
+        headers = auth_headers(create_user(session, Role.ADMIN), settings)
+    me = client.get(f"{URL}/me", headers=headers).json()
+    response = client.patch(f"{URL}/{me['id']}", json=change, headers=headers)
+    assert response.status_code == 409, response.text
+    assert client.get(f"{URL}/me", headers=headers).json() == me
+    with db() as session:
+        other = auth_headers(create_user(session, Role.ADMIN), settings)
+    assert client.patch(f"{URL}/{me['id']}", json=change, headers=other).status_code == 200

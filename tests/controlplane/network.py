@@ -58,6 +58,15 @@ def make_slice(db: Session, link_ids: list[int], index: int, **overrides: Any) -
     return slices.create_slice(db, SETUP, SliceCreate(**body))
 
 
+def make_undeployable_slice(db: Session, link_ids: list[int], index: int) -> Slice:
+    """A slice whose 1 ms burst limit cannot hold one full-size frame at its 1 Mbit/s, as
+    stored before the services checked what the data plane holds (they refuse it now)."""
+    row = make_slice(db, link_ids, index)
+    db.execute(sa.update(Slice).where(Slice.id == row.id).values(burst_limit_s=0.001))
+    db.commit()
+    return row
+
+
 def remove_switch(db: Session, switch_id: int) -> None:
     """Delete a switch with its slices and links, as an operator would."""
     crossing = db.scalars(

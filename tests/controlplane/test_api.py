@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from controlplane.network import make_link, make_slice, make_switch
+from controlplane.network import make_link, make_slice, make_switch, make_undeployable_slice
 from sliceportal.api.main import create_app
 from sliceportal.controlplane.reconciler import Outcome, Reconciler
 from sliceportal.core.config import Settings
@@ -107,7 +107,7 @@ def test_switch_status_and_slice_state_detail_are_public(
         switch = make_switch(session, emulator.address, emulator.service.device_id)
         link = make_link(session, settings, switch.id)
         good = make_slice(session, [link.id], 1)
-        tiny = make_slice(session, [link.id], 2, burst_limit_s=0.001)
+        tiny = make_undeployable_slice(session, [link.id], 2)
     before = client.get(f"/api/v1/switches/{switch.id}", headers=operator_headers).json()
     assert before["state"] == "unknown" and before["sync"] is None
     reconciler.run(switch.id)

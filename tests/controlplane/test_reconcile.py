@@ -13,6 +13,7 @@ from controlplane.network import (
     make_link,
     make_slice,
     make_switch,
+    make_undeployable_slice,
     state_of,
     worker_changes,
 )
@@ -230,7 +231,7 @@ def test_a_slice_the_data_plane_cannot_hold_fails_with_the_reason(
     with db() as session:
         switch = make_switch(session, emulator.address, emulator.service.device_id)
         link = make_link(session, settings, switch.id)
-        tiny = make_slice(session, [link.id], 1, burst_limit_s=0.001)  # 125 B < one frame
+        tiny = make_undeployable_slice(session, [link.id], 1)
         fine = make_slice(session, [link.id], 2)
         switch_id = switch.id
     reconciler.run(switch_id)

@@ -70,8 +70,8 @@ def test_switch_names_unique(session: Session) -> None:
 @pytest.mark.parametrize(
     ("overrides", "constraint"),
     [
-        ({"rate_bps": 0}, "ck_slices_rate_positive"),
-        ({"rate_bps": -5}, "ck_slices_rate_positive"),
+        ({"rate_bps": 0}, "ck_slices_rate_range"),
+        ({"rate_bps": -5}, "ck_slices_rate_range"),
         ({"priority": 8}, "ck_slices_priority_range"),
         ({"priority": 0}, "ck_slices_priority_range"),  # best effort's
         ({"vlan_id": 4095}, "ck_slices_vlan_id_range"),
@@ -133,7 +133,7 @@ def test_slice_crosses_only_links_of_switches_where_it_has_a_dp_sid(session: Ses
 def test_link_checks(session: Session) -> None:
     switch = new_switch(session)
     session.add(Link(switch_id=switch.id, name="x", port=1, capacity_bps=0))
-    with pytest.raises(IntegrityError, match="ck_links_capacity_positive"):
+    with pytest.raises(IntegrityError, match="ck_links_capacity_range"):
         session.flush()
     session.rollback()
     switch = new_switch(session)

@@ -256,7 +256,7 @@ def test_0010_allows_the_meter_scheme_and_its_downgrade_refuses_while_a_slice_us
         with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
             with pytest.raises(psycopg.errors.CheckViolation, match="ck_slices_queue_scheme"):
                 conn.execute(insert)
-            upgrade(url)
+            upgrade(url, "0010")
             conn.execute(insert)
             with pytest.raises(psycopg.errors.CheckViolation, match="ck_slices_queue_scheme"):
                 conn.execute(insert.replace("'meter'", "'bogus'").replace("'metered'", "'x'"))
@@ -267,5 +267,52 @@ def test_0010_allows_the_meter_scheme_and_its_downgrade_refuses_while_a_slice_us
             downgrade(url, "0009")
             with pytest.raises(psycopg.errors.CheckViolation, match="ck_slices_queue_scheme"):
                 conn.execute(insert.replace("'metered'", "'again'"))
+    finally:
+        embedded.drop_database(postgres_server_url, name)
+
+
+def test_0011_clamps_rates_the_analytics_refuse_and_logs_each_change(
+    postgres_server_url: str,
+) -> None:
+    """A link of 1e308 bit/s (stored while the API took it) broke every report: the upgrade
+    brings it to 1 Pbit/s, a slice's 0.5 bit/s to 1 bit/s, each with a change-log entry, and
+    the database refuses such values from then on."""
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    try:
+        upgrade(url, "0010")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            conn.execute("INSERT INTO switches (name, address) VALUES ('s', '127.0.0.1:9')")
+            conn.execute(
+                "INSERT INTO links (switch_id, name, port, capacity_bps) VALUES "
+                "(1, 'huge', 1, 1e308), (1, 'fine', 2, 1e9)"
+            )
+            conn.execute(
+                "INSERT INTO slices (name, vlan_id, rate_bps, burst_limit_s, delay_target_s, "
+                "priority) VALUES ('slow', 10, 0.5, 0.01, 0.01, 7)"
+            )
+            upgrade(url)
+            assert conn.execute("SELECT name, capacity_bps FROM links ORDER BY id").fetchall() == [
+                ("huge", 1e15),
+                ("fine", 1e9),
+            ]
+            assert conn.execute("SELECT rate_bps FROM slices").fetchall() == [(1.0,)]
+            log = conn.execute(
+                "SELECT request_id, entity_type, entity_name, before, after FROM change_log "
+                "ORDER BY id"
+            ).fetchall()
+            assert [
+                (*entry[:3], *map(float, [*entry[3].values(), *entry[4].values()])) for entry in log
+            ] == [
+                ("migration-0011", "link", "huge", 1e308, 1e15),
+                ("migration-0011", "slice", "slow", 0.5, 1.0),
+            ]
+            assert [list(entry[3]) for entry in log] == [["capacity_bps"], ["rate_bps"]]
+            with pytest.raises(psycopg.errors.CheckViolation, match="ck_links_capacity_range"):
+                conn.execute("UPDATE links SET capacity_bps = 2e15 WHERE name = 'fine'")
+            with pytest.raises(psycopg.errors.CheckViolation, match="ck_slices_rate_range"):
+                conn.execute("UPDATE slices SET rate_bps = 0.5")
+            downgrade(url, "0010")
+            conn.execute("UPDATE links SET capacity_bps = 2e15 WHERE name = 'fine'")
     finally:
         embedded.drop_database(postgres_server_url, name)

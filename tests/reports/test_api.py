@@ -207,7 +207,7 @@ def test_an_empty_csv_table_still_has_its_header(
 ) -> None:
     """Nothing wrong on a link: its findings download is the header alone, not an empty file."""
     link = factories.create_link(client, operator_headers, capacity_bps=10_000 * MBIT)
-    body = factories.slice_body([link["id"]], rate_bps=1 * MBIT)
+    body = factories.slice_body([link["id"]], rate_bps=2 * MBIT)
     factories.create(client, "slices", operator_headers, body)
     assert _link_report(client, viewer_headers, link["id"]).findings == ()
     response = _get(client, viewer_headers, f"links/{link['id']}", format="csv", table="findings")

@@ -15,13 +15,14 @@ import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio
 import anyio.to_thread
 import redis
 import sqlalchemy.exc
 from fastapi import Depends, Query, Request
+from fastapi.dependencies.models import Dependant
 from fastapi.security import OAuth2PasswordBearer
 from sqlalchemy import Select, bindparam, func, select, update
 from sqlalchemy.orm import Session
@@ -33,6 +34,7 @@ from sliceportal.core.config import Settings
 from sliceportal.db.base import Base
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import ApiToken, User
+from sliceportal.domain.spec import MAX_OFFSET
 from sliceportal.schemas.choices import Role
 
 logger = logging.getLogger(__name__)
@@ -136,6 +138,34 @@ def _user_of_api_token(session: Session, token: str, prefix: str) -> User | None
     return user
 
 
+_ROLES: dict[Callable[..., Any], Role] = {}
+"""The role each authenticating dependency admits, and each role above it."""
+DependencyT = TypeVar("DependencyT", bound=Callable[..., Any])
+
+
+def admits(role: Role) -> Callable[[DependencyT], DependencyT]:
+    """Register a dependency that refuses users below `role` (401 without a user, 403 below
+    it), so the OpenAPI document can say what each operation needs (`required_role`)."""
+
+    def register(dependency: DependencyT) -> DependencyT:
+        _ROLES[dependency] = role
+        return dependency
+
+    return register
+
+
+def required_role(dependant: Dependant) -> Role | None:
+    """The role an operation needs: the highest any of its dependencies admits, at any depth
+    (None: anyone may call it)."""
+    found = [_ROLES[d.call] for d in _walk(dependant) if d.call in _ROLES]
+    return max(found, key=lambda role: role.rank, default=None)
+
+
+def _walk(dependant: Dependant) -> list[Dependant]:
+    return [d for sub in dependant.dependencies for d in (sub, *_walk(sub))]
+
+
+@admits(Role.VIEWER)
 def get_current_user(session: SessionDep, settings: SettingsDep, token: TokenDep) -> User:
     if not token:
         raise unauthorized(
@@ -165,6 +195,7 @@ CurrentUser = Annotated[User, Depends(get_current_user)]
 def require_role(role: Role) -> Callable[[User], Awaitable[User]]:
     """A dependency admitting users whose role is `role` or above."""
 
+    @admits(role)
     async def dependency(user: CurrentUser) -> User:
         if user.role.rank < role.rank:
             raise Problem(
@@ -202,7 +233,7 @@ ChangeContextDep = Annotated[ChangeContext, Depends(change_context)]
 class PageParams:
     """`skip`/`limit` of a list; lists are ordered by id, so pages are stable."""
 
-    skip: Annotated[int, Query(ge=0)] = 0
+    skip: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0
     limit: Annotated[int, Query(ge=1, le=1000)] = 100
 
 

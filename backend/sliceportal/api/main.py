@@ -124,7 +124,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         StreamLimits(settings.stream_max_per_user, settings.stream_max_total)
     )
     problems.install(app)
-    openapi.document(app)
+    openapi.document(app, API_PREFIX, ROUTERS)
     # Added first, so they run inside the request id middleware: a 503 or 413 carries the id
     # too; the body limit outside the gate, so that a body read while waiting counts.
     app.state.gate = RequestGate(gate_limits(settings))

@@ -25,11 +25,14 @@ from sliceportal.domain.p4constants import HIST_BUCKETS
 from sliceportal.domain.sla import Rule
 from sliceportal.domain.spec import (
     LOWEST_SLICE_PRIORITY,
+    MAX_CAPACITY_BPS,
     MAX_DP_SID,
     MAX_FRAME_OVERHEAD_BYTES,
     MAX_PORT,
     MAX_QUEUES,
+    MAX_RATE_BPS,
     MIN_QUEUES,
+    MIN_RATE_BPS,
     TOP_PRIORITY,
     Framing,
 )
@@ -137,7 +140,9 @@ class Link(ChangeLogged, Timestamped, Base):
         sa.UniqueConstraint("switch_id", "port"),
         sa.UniqueConstraint("id", "switch_id"),  # target of slice_links' composite key
         sa.CheckConstraint(f"port BETWEEN 0 AND {MAX_PORT}", name="port_range"),
-        sa.CheckConstraint("capacity_bps > 0", name="capacity_positive"),
+        sa.CheckConstraint(
+            f"capacity_bps BETWEEN {MIN_RATE_BPS} AND {MAX_CAPACITY_BPS}", name="capacity_range"
+        ),
         sa.CheckConstraint(
             f"queue_count BETWEEN {MIN_QUEUES} AND {MAX_QUEUES}", name="queue_count_range"
         ),
@@ -177,7 +182,9 @@ class Slice(ChangeLogged, Timestamped, Base):
         sa.CheckConstraint(
             "vlan_id IS NOT NULL OR cardinality(ipv4_prefixes) > 0", name="has_match"
         ),
-        sa.CheckConstraint("rate_bps > 0", name="rate_positive"),
+        sa.CheckConstraint(
+            f"rate_bps BETWEEN {MIN_RATE_BPS} AND {MAX_RATE_BPS}", name="rate_range"
+        ),
         sa.CheckConstraint("burst_limit_s > 0", name="burst_limit_positive"),
         sa.CheckConstraint("delay_target_s > 0", name="delay_target_positive"),
         sa.CheckConstraint("e2e_delay_target_s > 0", name="e2e_delay_target_positive"),
@@ -615,6 +622,8 @@ CONSTRAINT_FIELDS: dict[str, str] = {
     "uq_slices_name": "name",
     "uq_slice_switches_switch_id_dp_sid": "dp_sid",
     "ck_slices_threshold_within_burst_limit": "marking_threshold_s",
+    "ck_links_capacity_range": "capacity_bps",
+    "ck_slices_rate_range": "rate_bps",
     "ck_slices_threshold_iff_ecn": "marking_threshold_s",
     "fk_links_switch_id_switches": "switch_id",
     "fk_slice_links_link_id_switch_id_links": "link_ids",

@@ -95,6 +95,8 @@ def min_capacity_levels(
         low, high = high, min(high * 2.0, MAX_RATE_BPS)
     while high - low > high * _RELATIVE_WIDTH:
         middle = 0.5 * (low + high)
+        if middle in (low, high):  # adjacent floats: nothing left to split
+            break
         if admissible(middle):
             high = middle
         else:

@@ -215,6 +215,52 @@ def _egress_port(value: object, field: str) -> int:
     return port
 
 
+def min_burst_limit_s(rate_bps: float) -> float:
+    """The shortest burst limit that holds one MIN_BURST_FRAME_BYTES frame at ``rate_bps`` (a
+    rate the data plane polices), rounded up to 4 significant digits: a limit given as this
+    decimal or more is accepted."""
+    exact = Fraction(c.MIN_BURST_FRAME_BYTES * byte_time(rate_bps), VQ_UNITS_PER_S)
+    scale = Fraction(10) ** (3 - math.floor(math.log10(exact)))
+    return float(Fraction(math.ceil(exact * scale)) / scale)
+
+
+def slice_policy(
+    priority: int,
+    rate_bps: float,
+    burst_limit_s: float,
+    scheme: str,
+    marking_threshold_s: float | None,
+    delay_target_s: float | None = None,
+) -> SlicePolicy:
+    """The parameters of a slice's slice_policy entry, checked to be workable: what the
+    services check before they store a slice, so every stored slice can be deployed."""
+    if scheme not in tuple(Scheme):
+        raise DataplaneValueError("scheme", f"must be one of {[s.value for s in Scheme]}")
+    bt = byte_time(rate_bps)
+    c_delay = vq_units(burst_limit_s, "burst_limit_s")
+    if c_delay < c.MIN_BURST_FRAME_BYTES * bt:
+        raise DataplaneValueError(
+            "burst_limit_s",
+            f"must be at least {min_burst_limit_s(rate_bps):g} s at {rate_bps:g} bit/s: "
+            f"{burst_limit_s:g} s cannot hold one {c.MIN_BURST_FRAME_BYTES}-byte frame, so "
+            "every full-size packet would be dropped",
+        )
+    m_delay = None
+    if scheme == Scheme.ECN_STEP:
+        if marking_threshold_s is None:
+            raise DataplaneValueError("marking_threshold_s", "ecn_step needs a threshold")
+        m_delay = vq_units(marking_threshold_s, "marking_threshold_s")
+        if m_delay >= c_delay:
+            raise DataplaneValueError(
+                "marking_threshold_s", "must be below burst_limit_s, else nothing is marked"
+            )
+    elif marking_threshold_s is not None:
+        raise DataplaneValueError("marking_threshold_s", f"{scheme} marks nothing")
+    target = burst_limit_s if delay_target_s is None else delay_target_s
+    metered = scheme == Scheme.METER
+    return SlicePolicy(priority, bt, c_delay, m_delay, histogram_target(target), metered)
+
+
 @dataclass(frozen=True)
 class DataplaneSlice:
     """A slice as one switch sees it on one egress link; validated on construction.
@@ -263,30 +309,14 @@ class DataplaneSlice:
 
     def policy(self) -> SlicePolicy:
         """The parameters of this slice's slice_policy entry, checked to be workable."""
-        if self.scheme not in tuple(Scheme):
-            raise DataplaneValueError("scheme", f"must be one of {[s.value for s in Scheme]}")
-        bt = byte_time(self.rate_bps)
-        c_delay = vq_units(self.burst_limit_s, "burst_limit_s")
-        if c_delay < c.MIN_BURST_FRAME_BYTES * bt:
-            raise DataplaneValueError(
-                "burst_limit_s",
-                f"{self.burst_limit_s} s cannot hold one {c.MIN_BURST_FRAME_BYTES}-byte frame "
-                f"at {self.rate_bps} bit/s: every full-size packet would be dropped",
-            )
-        m_delay = None
-        if self.scheme == Scheme.ECN_STEP:
-            if self.marking_threshold_s is None:
-                raise DataplaneValueError("marking_threshold_s", "ecn_step needs a threshold")
-            m_delay = vq_units(self.marking_threshold_s, "marking_threshold_s")
-            if m_delay >= c_delay:
-                raise DataplaneValueError(
-                    "marking_threshold_s", "must be below burst_limit_s, else nothing is marked"
-                )
-        elif self.marking_threshold_s is not None:
-            raise DataplaneValueError("marking_threshold_s", f"{self.scheme} marks nothing")
-        target = self.burst_limit_s if self.delay_target_s is None else self.delay_target_s
-        metered = self.scheme == Scheme.METER
-        return SlicePolicy(self.priority, bt, c_delay, m_delay, histogram_target(target), metered)
+        return slice_policy(
+            self.priority,
+            self.rate_bps,
+            self.burst_limit_s,
+            self.scheme,
+            self.marking_threshold_s,
+            self.delay_target_s,
+        )
 
     def meter_config(self) -> MeterConfig | None:
         """The slice_meter cell of a meter slice (None for a virtual-queue slice)."""

@@ -13,7 +13,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sliceportal.domain.p4constants import MAX_SLICES, PORT_WIDTH
+from sliceportal.domain.p4constants import (
+    BURST_LIMIT_MAX_NS,
+    MAX_SLICES,
+    MIN_BURST_FRAME_BYTES,
+    PORT_WIDTH,
+    RATE_MAX_BPS,
+    RATE_MIN_BPS,
+    VLAN_ID_MAX,
+    VLAN_ID_MIN,
+)
 
 NUM_LEVELS = 8
 TOP_PRIORITY = NUM_LEVELS - 1
@@ -37,10 +46,42 @@ wire beyond the bytes the data plane counts, when a capacity is given as the lin
 
 MAX_RATE_BPS = 1e15
 """1 Pbit/s: above any link, low enough that 10^6 summed rates stay exact-ish and finite."""
+MIN_RATE_BPS = 1.0
+"""1 bit/s: below any link or slice; at 5e-324 bit/s the search for the least capacity met
+floats it could not split and never ended."""
 MAX_TIME_S = 1e6
 MAX_BURST_BYTES = 1e21
 MAX_PACKET_BYTES = 1_000_000
 MAX_NAME_LENGTH = 255
+
+# The limits of what is stored: every link and slice the API, the CLI and the database accept
+# is one the analytics take (above) and, for slices, one the data plane holds
+# (`p4constants`). The API's schemas, the services and the migrations read them from here.
+MAX_CAPACITY_BPS = MAX_RATE_BPS
+"""A link's capacity: the analytics' largest rate (a larger one broke every report)."""
+MIN_MTU_BYTES = 64
+MAX_MTU_BYTES = 65535
+"""A stored link's IP MTU and a slice's largest packet (the IPv4 total length field)."""
+MIN_SLICE_RATE_BPS = RATE_MIN_BPS
+"""The slowest rate the data plane polices: its byte time fills BYTE_TIME_WIDTH bits."""
+MAX_SLICE_RATE_BPS = RATE_MAX_BPS
+MAX_BURST_LIMIT_S = BURST_LIMIT_MAX_NS / 1e9
+"""The longest burst limit (and marking threshold) the data plane holds: 4 s."""
+MIN_BURST_BYTES = MIN_BURST_FRAME_BYTES
+"""A burst holds at least one full-size frame, else the slice drops every such packet."""
+MAX_SLICE_BURST_BYTES = MAX_SLICE_RATE_BPS * MAX_BURST_LIMIT_S / 8
+MAX_DELAY_TARGET_S = 3600.0
+"""A delay target, per hop or end to end, or an SLA's delay: an hour is no network's."""
+MAX_REPORT_WINDOW_S = 31 * 86400.0
+"""The telemetry a report compares with the declarations: a month at most."""
+MIN_VLAN_ID = VLAN_ID_MIN
+MAX_VLAN_ID = VLAN_ID_MAX
+"""The VLAN ids a slice may match (0 and 4095 are reserved)."""
+MAX_BIGINT = 2**63 - 1
+MAX_DEVICE_ID = MAX_BIGINT
+"""P4Runtime's device and election ids are 64-bit; the database keeps them as bigint."""
+MAX_OFFSET = MAX_BIGINT
+"""The rows a list may skip: PostgreSQL's OFFSET is a bigint."""
 
 _LINK_KEYS = ("capacity_bps", "mtu_bytes", "frame_overhead_bytes", "slices")
 _SLICE_KEYS = (
@@ -118,9 +159,17 @@ def check_integer(value: object, field: str, *, minimum: int, maximum: int) -> i
     return int(value)
 
 
+def check_rate(value: object, field: str) -> float:
+    """A rate or a capacity in bit/s: from MIN_RATE_BPS to MAX_RATE_BPS."""
+    rate = check_number(value, field, maximum=MAX_RATE_BPS, allow_zero=False)
+    if rate < MIN_RATE_BPS:
+        raise SpecError(field, f"must be at least {MIN_RATE_BPS:g} bit/s")
+    return rate
+
+
 def check_capacity(value: object, field: str = "capacity_bps") -> float:
     """A link capacity in bit/s."""
-    return check_number(value, field, maximum=MAX_RATE_BPS, allow_zero=False)
+    return check_rate(value, field)
 
 
 def check_levels(value: object, field: str = "levels") -> int:
@@ -246,7 +295,7 @@ class SliceSpec:
 
     def __post_init__(self) -> None:
         _check_name(self.name, "name")
-        rate = check_number(self.rate_bps, "rate_bps", maximum=MAX_RATE_BPS, allow_zero=False)
+        rate = check_rate(self.rate_bps, "rate_bps")
         priority = check_priority(self.priority)
         burst = check_number(
             self.burst_bytes, "burst_bytes", maximum=MAX_BURST_BYTES, allow_zero=True
@@ -286,7 +335,7 @@ def slice_spec(
     """
     p = field_prefix
     _check_name(name, p + "name")
-    rate = check_number(rate_bps, p + "rate_bps", maximum=MAX_RATE_BPS, allow_zero=False)
+    rate = check_rate(rate_bps, p + "rate_bps")
     check_priority(priority, p + "priority")
     limit = None
     if burst_limit_s is not None:

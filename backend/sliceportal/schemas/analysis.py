@@ -2,7 +2,8 @@
 
 The request body is the CLI's JSON form. It is validated by `sliceportal.domain.parse_link_input`
 (so the API and the CLI accept exactly the same documents and its errors name the field): the
-models `LinkDocument` and `SliceDocument` only describe it in the OpenAPI document.
+models `LinkDocument`, `SlicesDocument` and `SliceDocument` only describe it in the OpenAPI
+document, with the limits of `domain.spec` that it checks.
 
 The answers are what `sliceportal.domain` produces (`LinkAnalysis.to_dict()`,
 `PriorityPlan.to_dict()`, `DelayCurves.to_dict()`), in the same order and with the same
@@ -14,11 +15,29 @@ Delays are in seconds, rates in bit/s, bursts in bytes; `null` in a delay means 
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from sliceportal.domain import Model
+from sliceportal.domain.spec import (
+    LOWEST_SLICE_PRIORITY,
+    MAX_BURST_BYTES,
+    MAX_FRAME_OVERHEAD_BYTES,
+    MAX_NAME_LENGTH,
+    MAX_PACKET_BYTES,
+    MAX_RATE_BPS,
+    MAX_TIME_S,
+    MIN_RATE_BPS,
+    TOP_PRIORITY,
+)
 
 _CLOSED = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+Rate = Annotated[float, Field(ge=MIN_RATE_BPS, le=MAX_RATE_BPS)]
+Seconds = Annotated[float, Field(ge=0, le=MAX_TIME_S)]
+Bytes = Annotated[int, Field(ge=1, le=MAX_PACKET_BYTES)]
 
 
 class SliceDocument(BaseModel):
@@ -26,35 +45,44 @@ class SliceDocument(BaseModel):
 
     model_config = _CLOSED
 
-    name: str
-    rate_bps: float
+    name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH, pattern=r"\S")]
+    rate_bps: Rate
     """The rate limit L."""
-    priority: int
+    priority: Annotated[int, Field(ge=LOWEST_SLICE_PRIORITY, le=TOP_PRIORITY)]
     """1 to 7; 7 is the highest (0 is best effort's and never a slice's)."""
-    burst_limit_s: float | None = None
+    burst_limit_s: Seconds | None = None
     """Seconds at the rate limit: the burst is rate × burst_limit_s / 8 bytes. Required unless
     `burst_bytes` is given (both only when they agree)."""
-    burst_bytes: float | None = None
-    delay_target_s: float | None = None
+    burst_bytes: Annotated[float, Field(ge=0, le=MAX_BURST_BYTES)] | None = None
+    delay_target_s: Seconds | None = None
     """Default: the burst limit (required when only `burst_bytes` is given)."""
-    max_packet_bytes: int | None = None
+    max_packet_bytes: Bytes | None = None
     """Default: the largest frame of the link's MTU."""
 
 
-class LinkDocument(BaseModel):
-    """A link and its slices, the CLI's JSON form."""
-
+class _LinkShape(BaseModel):
     model_config = _CLOSED
 
-    capacity_bps: float | None = None
-    """Required by `bounds` and `priority-plan`; `min-capacity` and `curves` ignore it."""
-    mtu_bytes: int | None = None
+    mtu_bytes: Bytes | None = None
     """Default 1500."""
-    frame_overhead_bytes: int | None = None
+    frame_overhead_bytes: Annotated[int, Field(ge=0, le=MAX_FRAME_OVERHEAD_BYTES)] | None = None
     """0 (default) when capacity_bps counts frame bytes as the data plane does, 24 when it is
     the line rate."""
+
+
+class LinkDocument(_LinkShape):
+    """A link and its slices, the CLI's JSON form (`bounds`, `priority-plan`)."""
+
+    capacity_bps: Rate
     slices: list[SliceDocument]
-    """At least one for `min-capacity` and `curves`."""
+
+
+class SlicesDocument(_LinkShape):
+    """Slices on a link of any capacity, the CLI's JSON form (`min-capacity`, `curves`)."""
+
+    capacity_bps: Rate | None = None
+    """Ignored (when it is valid)."""
+    slices: Annotated[list[SliceDocument], Field(min_length=1)]
 
 
 class SliceBound(BaseModel):

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from annotated_types import Ge, Le
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
+    Strict,
     ValidationInfo,
     field_validator,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 Name = Annotated[
     str,
@@ -38,6 +44,25 @@ RowId = Annotated[int, Ge(-MAX_ROW_ID - 1), Le(MAX_ROW_ID)]
 """An id in a path, a filter or a body: one the column cannot hold is a 422 naming the field,
 not a database error (it was a 500: `integer out of range`); any other that names no row is a
 404 (or the 422 of its field), as before."""
+BodyId = Annotated[RowId, Strict()]
+"""An id in a body. Every number and boolean of a body is `Strict`, taken only as JSON writes
+it: `true` is no VLAN 1, `"5"` no 5 and `1.0` no integer (an integer is a number). Paths and
+queries, which are text, convert."""
+
+
+def _not_a_number(value: object) -> object:
+    """Pydantic reads a number as seconds since 1970: `until=0.5` was a moment of 1970."""
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return value
+        raise ValueError("must be an ISO 8601 date and time (2026-01-31T12:00:00Z), not a number")
+    return value
+
+
+Timestamp = Annotated[dt.datetime, BeforeValidator(_not_a_number)]
+"""A moment in a query: ISO 8601 only."""
 
 
 class InputModel(BaseModel):
@@ -60,6 +85,26 @@ class PatchModel(InputModel):
         if value is None and info.field_name not in cls.nullable:
             raise ValueError("may be omitted but not null")
         return value
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """Document what the validator above takes: `null` only where it clears a field, and
+        no default (an omitted field keeps its value, it is not set to null)."""
+        json_schema = handler(core_schema)
+        for name, field in handler.resolve_ref_schema(json_schema)["properties"].items():
+            field.pop("default", None)
+            options = field.get("anyOf")
+            if name in cls.nullable or options is None:
+                continue
+            kept = [option for option in options if option.get("type") != "null"]
+            if len(kept) == 1:
+                del field["anyOf"]
+                field.update(kept[0])
+            else:
+                field["anyOf"] = kept
+        return json_schema
 
 
 class PublicModel(BaseModel):

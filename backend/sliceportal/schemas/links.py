@@ -3,26 +3,42 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, Strict
 
 from sliceportal.domain import Model
-from sliceportal.domain.spec import MAX_FRAME_OVERHEAD_BYTES, MAX_PORT, MAX_QUEUES, MIN_QUEUES
+from sliceportal.domain.spec import (
+    MAX_CAPACITY_BPS,
+    MAX_FRAME_OVERHEAD_BYTES,
+    MAX_MTU_BYTES,
+    MAX_PORT,
+    MAX_QUEUES,
+    MIN_MTU_BYTES,
+    MIN_QUEUES,
+    MIN_RATE_BPS,
+)
 from sliceportal.schemas.common import (
+    BodyId,
     Description,
     InputModel,
     Name,
     Page,
     PatchModel,
     PublicModel,
-    RowId,
 )
 
-Port = Annotated[int, Field(ge=0, le=MAX_PORT)]
+Port = Annotated[int, Strict(), Field(ge=0, le=MAX_PORT)]
 Capacity = Annotated[
-    float, Field(gt=0, description="bit/s, as `frame_overhead_bytes` says what it counts")
+    float,
+    Strict(),
+    Field(
+        ge=MIN_RATE_BPS,
+        le=MAX_CAPACITY_BPS,
+        description="bit/s, as `frame_overhead_bytes` says what it counts",
+    ),
 ]
 QueueCount = Annotated[
     int,
+    Strict(),
     Field(
         ge=MIN_QUEUES,
         le=MAX_QUEUES,
@@ -30,13 +46,15 @@ QueueCount = Annotated[
         "slices may use queue_count - 1 priority levels",
     ),
 ]
-Mtu = Annotated[int, Field(ge=64, le=65535)]
+Mtu = Annotated[int, Strict(), Field(ge=MIN_MTU_BYTES, le=MAX_MTU_BYTES)]
 FRAME_OVERHEAD = (
     "bytes a frame costs on the wire beyond what the data plane counts: 0 when capacity_bps "
     "counts frame bytes as the data plane does (Ethernet header, VLAN tag, IP packet), 24 when "
     "it is the line rate (preamble and start delimiter, FCS, inter-frame gap)"
 )
-FrameOverhead = Annotated[int, Field(ge=0, le=MAX_FRAME_OVERHEAD_BYTES, description=FRAME_OVERHEAD)]
+FrameOverhead = Annotated[
+    int, Strict(), Field(ge=0, le=MAX_FRAME_OVERHEAD_BYTES, description=FRAME_OVERHEAD)
+]
 MODEL = (
     "the bound admission enforces: netcalc (the sound one) or harkous (the paper's eq. 3, "
     "not an upper bound)"
@@ -44,7 +62,7 @@ MODEL = (
 
 
 class LinkCreate(InputModel):
-    switch_id: RowId
+    switch_id: BodyId
     name: Name
     description: Description = ""
     port: Port

@@ -9,23 +9,44 @@ import datetime as dt
 from ipaddress import IPv4Network
 from typing import Annotated
 
-from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field, Strict
 
-from sliceportal.domain.spec import LOWEST_SLICE_PRIORITY, MAX_DP_SID, TOP_PRIORITY
+from sliceportal.domain.spec import (
+    LOWEST_SLICE_PRIORITY,
+    MAX_BURST_LIMIT_S,
+    MAX_DELAY_TARGET_S,
+    MAX_DP_SID,
+    MAX_MTU_BYTES,
+    MAX_RATE_BPS,
+    MAX_SLICE_BURST_BYTES,
+    MAX_SLICE_RATE_BPS,
+    MAX_VLAN_ID,
+    MIN_BURST_BYTES,
+    MIN_MTU_BYTES,
+    MIN_SLICE_RATE_BPS,
+    MIN_VLAN_ID,
+    TOP_PRIORITY,
+)
 from sliceportal.schemas.choices import QueueScheme, SliceState
 from sliceportal.schemas.common import (
+    BodyId,
     Description,
     InputModel,
     Name,
     Page,
     PatchModel,
     PublicModel,
-    RowId,
 )
 
 
-def _sorted_unique(prefixes: list[IPv4Network]) -> list[IPv4Network]:
-    return sorted(set(prefixes))
+def _sorted_once_each(prefixes: list[IPv4Network]) -> list[IPv4Network]:
+    """A prefix listed twice is a mistake the switch cannot take (one entry per key)."""
+    seen: set[IPv4Network] = set()
+    for prefix in prefixes:
+        if prefix in seen:
+            raise ValueError(f"lists {prefix} twice")
+        seen.add(prefix)
+    return sorted(prefixes)
 
 
 def _unique_ids(ids: list[int]) -> list[int]:
@@ -34,14 +55,38 @@ def _unique_ids(ids: list[int]) -> list[int]:
     return ids
 
 
-VlanId = Annotated[int, Field(ge=1, le=4094)]
+VlanId = Annotated[int, Field(ge=MIN_VLAN_ID, le=MAX_VLAN_ID)]
 Prefixes = Annotated[
     list[IPv4Network],
-    Field(max_length=64, description="IPv4 destination prefixes (no host bits), sorted"),
-    AfterValidator(_sorted_unique),
+    Field(max_length=64, description="IPv4 destination prefixes (no host bits), each once; sorted"),
+    AfterValidator(_sorted_once_each),
 ]
-Seconds = Annotated[float, Field(gt=0, le=3600, description="seconds")]
-Rate = Annotated[float, Field(gt=0, description="bit/s")]
+Rate = Annotated[
+    float,
+    Strict(),
+    Field(
+        ge=MIN_SLICE_RATE_BPS,
+        le=MAX_SLICE_RATE_BPS,
+        description="bit/s, the rates the data plane polices",
+    ),
+]
+BurstLimit = Annotated[
+    float,
+    Strict(),
+    Field(
+        gt=0,
+        le=MAX_BURST_LIMIT_S,
+        description="seconds at the rate; at least one 1518-byte frame's time at the rate",
+    ),
+]
+BurstBytes = Annotated[
+    float, Strict(), Field(ge=MIN_BURST_BYTES, le=MAX_SLICE_BURST_BYTES, description="bytes")
+]
+Threshold = Annotated[
+    float, Strict(), Field(gt=0, le=MAX_BURST_LIMIT_S, description="seconds, below burst_limit_s")
+]
+Seconds = Annotated[float, Strict(), Field(gt=0, le=MAX_DELAY_TARGET_S, description="seconds")]
+Ratio = Annotated[float, Strict(), Field(ge=0, le=1)]
 Priority = Annotated[
     int,
     Field(
@@ -50,9 +95,9 @@ Priority = Annotated[
         description="1 to 7, 7 is the highest; 0 is best effort's (unclassified traffic)",
     ),
 ]
-PacketBytes = Annotated[int, Field(ge=64, le=65535)]
-LinkIds = Annotated[list[RowId], Field(min_length=1, max_length=64), AfterValidator(_unique_ids)]
-DpSid = Annotated[int, Field(ge=1, le=MAX_DP_SID)]
+PacketBytes = Annotated[int, Strict(), Field(ge=MIN_MTU_BYTES, le=MAX_MTU_BYTES)]
+LinkIds = Annotated[list[BodyId], Field(min_length=1, max_length=64), AfterValidator(_unique_ids)]
+DpSid = Annotated[int, Strict(), Field(ge=1, le=MAX_DP_SID)]
 E2E_TARGET = (
     "seconds; bound on the sum of the slice's worst-case delays over every link it crosses "
     "(null: none)"
@@ -65,27 +110,27 @@ class Sla(InputModel):
     model_config = ConfigDict(from_attributes=True)
 
     max_delay_s: Seconds | None = None
-    min_throughput_bps: Annotated[float, Field(ge=0)] | None = None
-    max_loss_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
-    max_mark_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
+    min_throughput_bps: Annotated[float, Strict(), Field(ge=0, le=MAX_RATE_BPS)] | None = None
+    max_loss_ratio: Ratio | None = None
+    max_mark_ratio: Ratio | None = None
 
 
 class SliceCreate(InputModel):
     name: Name
     description: Description = ""
-    vlan_id: VlanId | None = None
+    vlan_id: Annotated[VlanId, Strict()] | None = None
     ipv4_prefixes: Prefixes = []
     rate_bps: Rate
-    burst_limit_s: Seconds | None = Field(default=None, description="or give burst_bytes")
-    burst_bytes: Annotated[float, Field(gt=0)] | None = Field(
+    burst_limit_s: BurstLimit | None = Field(default=None, description="or give burst_bytes")
+    burst_bytes: BurstBytes | None = Field(
         default=None,
         description="bytes; with burst_limit_s only when rate_bps × burst_limit_s / 8 is this",
     )
     delay_target_s: Seconds | None = Field(default=None, description="default: burst_limit_s")
     e2e_delay_target_s: Seconds | None = Field(default=None, description=E2E_TARGET)
-    priority: Priority
+    priority: Annotated[Priority, Strict()]
     scheme: QueueScheme = QueueScheme.TAIL_DROP
-    marking_threshold_s: Seconds | None = Field(default=None, description="for ecn_step")
+    marking_threshold_s: Threshold | None = Field(default=None, description="for ecn_step")
     max_packet_bytes: PacketBytes | None = None
     sla: Sla = Field(default_factory=Sla)
     link_ids: LinkIds
@@ -101,16 +146,16 @@ class SliceUpdate(PatchModel):
 
     name: Name | None = None
     description: Description | None = None
-    vlan_id: VlanId | None = None
+    vlan_id: Annotated[VlanId, Strict()] | None = None
     ipv4_prefixes: Prefixes | None = None
     rate_bps: Rate | None = None
-    burst_limit_s: Seconds | None = None
-    burst_bytes: Annotated[float, Field(gt=0)] | None = None
+    burst_limit_s: BurstLimit | None = None
+    burst_bytes: BurstBytes | None = None
     delay_target_s: Seconds | None = None
     e2e_delay_target_s: Seconds | None = Field(default=None, description=E2E_TARGET)
-    priority: Priority | None = None
+    priority: Annotated[Priority, Strict()] | None = None
     scheme: QueueScheme | None = None
-    marking_threshold_s: Seconds | None = None
+    marking_threshold_s: Threshold | None = None
     max_packet_bytes: PacketBytes | None = None
     sla: Sla | None = None
     link_ids: LinkIds | None = None

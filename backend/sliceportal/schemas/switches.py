@@ -5,9 +5,10 @@ import ipaddress
 from collections.abc import Iterable, Sequence
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, Strict, model_validator
 
 from sliceportal.core.config import HOST_NAME
+from sliceportal.domain.spec import MAX_DEVICE_ID
 from sliceportal.schemas.choices import SwitchKind, SwitchState
 from sliceportal.schemas.common import (
     Description,
@@ -76,8 +77,8 @@ def check_switch_network(address: str, allowed: Sequence[str]) -> None:
 
 
 Address = Annotated[str, Field(max_length=255), NoNul, AfterValidator(check_address)]
-DeviceId = Annotated[int, Field(ge=0, le=2**63 - 1)]
-ElectionId = Annotated[int, Field(ge=1, le=2**63 - 1)]
+DeviceId = Annotated[int, Strict(), Field(ge=0, le=MAX_DEVICE_ID)]
+ElectionId = Annotated[int, Strict(), Field(ge=1, le=MAX_DEVICE_ID)]
 Path = Annotated[str, Field(min_length=1, max_length=1024), NoNul]
 
 

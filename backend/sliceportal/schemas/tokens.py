@@ -3,14 +3,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, Strict
 
 from sliceportal.schemas.common import InputModel, Name, Page, PublicModel
+
+MAX_TOKEN_DAYS = 3650
 
 
 class ApiTokenCreate(InputModel):
     name: Name
-    expires_in_days: Annotated[int, Field(ge=1, le=3650)] | None = Field(
+    expires_in_days: Annotated[int, Strict(), Field(ge=1, le=MAX_TOKEN_DAYS)] | None = Field(
         default=None, description="omit for a token that does not expire"
     )
 

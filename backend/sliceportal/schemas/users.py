@@ -3,7 +3,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, Strict
 
 from sliceportal.schemas.choices import Role
 from sliceportal.schemas.common import InputModel, NoNul, Page, PatchModel, PublicModel
@@ -20,7 +20,7 @@ class UserCreate(InputModel):
     email: Email | None = None
     full_name: FullName = ""
     role: Role = Role.VIEWER
-    is_active: bool = True
+    is_active: Annotated[bool, Strict()] = True
 
 
 class UserUpdate(PatchModel):
@@ -30,7 +30,7 @@ class UserUpdate(PatchModel):
     email: Email | None = None
     full_name: FullName | None = None
     role: Role | None = None
-    is_active: bool | None = None
+    is_active: Annotated[bool, Strict()] | None = None
 
 
 class UserUpdateMe(PatchModel):

@@ -26,15 +26,15 @@ from sliceportal.domain.reports import (
     Report,
     build_report,
 )
+from sliceportal.domain.reports.build import MAX_GROWTH_PERCENT
 from sliceportal.domain.sla import MAX_BUCKET
+from sliceportal.domain.spec import MAX_REPORT_WINDOW_S
 from sliceportal.domain.telemetry import BatchMetrics, Floats, Ints, batch_metrics
 from sliceportal.services.errors import InvalidFieldError, NotFoundError
 
 ScopeKind = Literal["network", "switch", "link"]
 
-MAX_GROWTH_PERCENT = 1000.0
 MAX_HORIZON_MONTHS = 120
-MAX_WINDOW_S = 31 * 86400.0
 
 
 @dataclass(frozen=True)
@@ -63,9 +63,9 @@ class ReportRequest:
             raise InvalidFieldError(
                 f"must be from 1 to {MAX_HORIZON_MONTHS}", field="horizon_months"
             )
-        if not 0 <= self.telemetry_window_s <= MAX_WINDOW_S:
+        if not 0 <= self.telemetry_window_s <= MAX_REPORT_WINDOW_S:
             raise InvalidFieldError(
-                f"must be from 0 to {MAX_WINDOW_S:g} seconds", field="telemetry_window_s"
+                f"must be from 0 to {MAX_REPORT_WINDOW_S:g} seconds", field="telemetry_window_s"
             )
 
 

@@ -21,7 +21,7 @@ from sliceportal.db.models import Slice, SliceSla
 from sliceportal.db.queries import links as link_queries
 from sliceportal.db.queries import slices as queries
 from sliceportal.db.queries.links import LockedLink
-from sliceportal.domain import SliceSpec, SpecError, slice_spec
+from sliceportal.domain import SliceSpec, SpecError, dataplane, slice_spec
 from sliceportal.domain.admission import LinkParams, PathSlice, StoredLevels, admits_surely
 from sliceportal.domain.dataplane import ROUTE_TABLE
 from sliceportal.domain.matchclash import PlacedMatch, first_clash, split_route
@@ -70,24 +70,22 @@ def get_slice(session: Session, slice_id: int, *, lock: bool = False) -> Slice:
 
 
 def _check_rules(values: dict[str, Any]) -> None:
-    """Rules across fields, on the slice as it will be stored."""
+    """Rules across fields, on the slice as it will be stored: a match, and a policy the data
+    plane can hold (`dataplane.slice_policy`, which the control plane deploys), so a stored
+    slice never fails only when it is deployed."""
     if values["vlan_id"] is None and not values["ipv4_prefixes"]:
         raise InvalidFieldError("a slice needs a vlan_id or ipv4_prefixes", field="vlan_id")
-    threshold = values["marking_threshold_s"]
-    if values["scheme"] is QueueScheme.ECN_STEP:
-        if threshold is None:
-            raise InvalidFieldError(
-                "ecn_step needs a marking_threshold_s", field="marking_threshold_s"
-            )
-        if threshold > values["burst_limit_s"]:
-            raise InvalidFieldError(
-                "the marking threshold must not exceed the burst limit",
-                field="marking_threshold_s",
-            )
-    elif threshold is not None:
-        raise InvalidFieldError(
-            f"{values['scheme']} takes no marking_threshold_s", field="marking_threshold_s"
+    try:
+        dataplane.slice_policy(
+            values["priority"],
+            values["rate_bps"],
+            values["burst_limit_s"],
+            values["scheme"],
+            values["marking_threshold_s"],
+            values["delay_target_s"],
         )
+    except dataplane.DataplaneValueError as exc:
+        raise InvalidFieldError(exc.message, field=exc.field) from None
 
 
 def _check_name_free(session: Session, name: str, slice_id: int) -> None:

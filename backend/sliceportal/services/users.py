@@ -56,6 +56,13 @@ def update_user(
 ) -> User:
     _taken(session, data, user.id)
     values = data.model_dump(exclude_unset=True, exclude={"password", "current_password"})
+    if user.id == context.user_id and (
+        values.get("role", user.role) is not user.role or values.get("is_active") is False
+    ):
+        raise ConflictError(
+            "you cannot change your own role or deactivate yourself (another admin can): "
+            "the portal could be left without an admin"
+        )
     if data.password is not None:
         values["hashed_password"] = security.hash_password(data.password)
     return crud.update(session, context, user, values)

@@ -24,7 +24,7 @@ export const analyzeBoundsQueryOptions = (doc: LinkDocument, model: Model) =>
 /** Bounds of a document that changes as the user types: keeps the last answer meanwhile. */
 export function useAnalyzeBounds(doc: LinkDocument | null, model: Model) {
   return useQuery({
-    ...analyzeBoundsQueryOptions(doc ?? { slices: [] }, model),
+    ...analyzeBoundsQueryOptions(doc ?? { capacity_bps: 0, slices: [] }, model),
     enabled: doc !== null,
     placeholderData: keepPreviousData,
   });

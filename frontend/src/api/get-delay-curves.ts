@@ -1,6 +1,6 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 
-import type { LinkDocument, Model } from '@/lib/api/schema';
+import type { Model, SlicesDocument } from '@/lib/api/schema';
 import { api, unwrap } from '@/lib/api-client';
 
 export interface CurveRange {
@@ -11,7 +11,7 @@ export interface CurveRange {
 
 /** Every slice's worst-case delay at `points` capacities (the paper's Fig. 15). */
 export async function getDelayCurves(
-  doc: LinkDocument,
+  doc: SlicesDocument,
   model: Model,
   range: CurveRange,
   signal?: AbortSignal,
@@ -27,14 +27,14 @@ export async function getDelayCurves(
   );
 }
 
-export const getDelayCurvesQueryOptions = (doc: LinkDocument, model: Model, range: CurveRange) =>
+export const getDelayCurvesQueryOptions = (doc: SlicesDocument, model: Model, range: CurveRange) =>
   queryOptions({
     queryKey: ['analysis', 'curves', model, range, doc],
     queryFn: ({ signal }) => getDelayCurves(doc, model, range, signal),
     staleTime: Infinity,
   });
 
-export function useDelayCurves(doc: LinkDocument | null, model: Model, range: CurveRange | null) {
+export function useDelayCurves(doc: SlicesDocument | null, model: Model, range: CurveRange | null) {
   return useQuery({
     ...getDelayCurvesQueryOptions(doc ?? { slices: [] }, model, range ?? { startBps: 1, stopBps: 1, points: 1 }),
     enabled: doc !== null && doc.slices.length > 0 && range !== null,

@@ -1,10 +1,10 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 
-import type { LinkDocument, Model } from '@/lib/api/schema';
+import type { Model, SlicesDocument } from '@/lib/api/schema';
 import { api, unwrap } from '@/lib/api-client';
 
 /** The least capacity that keeps every slice of `doc` within its target. */
-export async function getMinCapacity(doc: LinkDocument, model: Model, signal?: AbortSignal) {
+export async function getMinCapacity(doc: SlicesDocument, model: Model, signal?: AbortSignal) {
   return unwrap(
     api.POST('/api/v1/analysis/min-capacity', {
       params: { query: { model } },
@@ -14,14 +14,14 @@ export async function getMinCapacity(doc: LinkDocument, model: Model, signal?: A
   );
 }
 
-export const getMinCapacityQueryOptions = (doc: LinkDocument, model: Model) =>
+export const getMinCapacityQueryOptions = (doc: SlicesDocument, model: Model) =>
   queryOptions({
     queryKey: ['analysis', 'min-capacity', model, doc],
     queryFn: ({ signal }) => getMinCapacity(doc, model, signal),
     staleTime: Infinity,
   });
 
-export function useMinCapacity(doc: LinkDocument | null, model: Model) {
+export function useMinCapacity(doc: SlicesDocument | null, model: Model) {
   return useQuery({
     ...getMinCapacityQueryOptions(doc ?? { slices: [] }, model),
     enabled: doc !== null && doc.slices.length > 0,

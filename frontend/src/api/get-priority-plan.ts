@@ -28,7 +28,7 @@ export const getPriorityPlanQueryOptions = (doc: LinkDocument, model: Model, lev
 
 export function usePriorityPlan(doc: LinkDocument | null, model: Model, levels: number) {
   return useQuery({
-    ...getPriorityPlanQueryOptions(doc ?? { slices: [] }, model, levels),
+    ...getPriorityPlanQueryOptions(doc ?? { capacity_bps: 0, slices: [] }, model, levels),
     enabled: doc !== null && doc.slices.length > 0,
   });
 }

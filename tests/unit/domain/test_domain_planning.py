@@ -31,25 +31,30 @@ def _with(slices: list[SliceSpec], priorities: dict[str, int]) -> list[SliceSpec
     ]
 
 
+C = 1e11
+"""The planning module docstring's counterexample is on C = 1 bit/s, with bursts in bits; its
+harkous bounds are scale-free, so here it runs on C = 100 Gbit/s (rates below 1 bit/s are no
+rates, `spec.MIN_RATE_BPS`)."""
+
+
 def _counterexample() -> list[SliceSpec]:
-    """C = 1 bit/s; bursts given in bits, hence the / 8 (see the planning module docstring)."""
     return [
-        SliceSpec("Z", 0.9, 1, 0.01 / 8, 0.07),
-        SliceSpec("Y", 1e-9, 1, 0.05 / 8, 1.0),
-        SliceSpec("X", 0.05, 1, 0.055 / 8, 0.62),
+        SliceSpec("Z", 0.9 * C, 1, 0.01 * C / 8, 0.07),
+        SliceSpec("Y", 1e-9 * C, 1, 0.05 * C / 8, 1.0),
+        SliceSpec("X", 0.05 * C, 1, 0.055 * C / 8, 0.62),
     ]
 
 
 def test_harkous_counterexample_needs_the_loosest_target_on_top() -> None:
     slices = _counterexample()
-    plan = plan_priorities(slices, 1.0, levels=2, model=Model.HARKOUS)
+    plan = plan_priorities(slices, C, levels=2, model=Model.HARKOUS)
     assert plan.feasible and plan.exhaustive
     assert plan.priorities == {"Z": 7, "Y": 7, "X": 6}
     # ...and it is the only 2-level plan: every other ordered partition fails.
     feasible = []
     for levels in itertools.product((7, 6), repeat=3):
         priorities = dict(zip("ZYX", levels, strict=True))
-        if analyze(_with(slices, priorities), 1.0, Model.HARKOUS).admissible:
+        if analyze(_with(slices, priorities), C, Model.HARKOUS).admissible:
             feasible.append(priorities)
     assert feasible == [{"Z": 7, "Y": 7, "X": 6}]
 
@@ -154,7 +159,7 @@ def test_tight_targets_with_large_bursts_are_proven_infeasible_by_the_relaxation
 
 
 def test_one_level_has_one_plan() -> None:
-    plan = plan_priorities(_counterexample(), 1.0, levels=1, model=Model.HARKOUS)
+    plan = plan_priorities(_counterexample(), C, levels=1, model=Model.HARKOUS)
     assert not plan.feasible and plan.exhaustive
     assert plan.reason == "no plan exists: the slices do not fit together at one priority level"
 
@@ -176,9 +181,9 @@ def test_identical_slices_are_planned_as_classes() -> None:
         for i in range(20)
         for s in _counterexample()
     ]
-    plan = plan_priorities(slices, 1.0, levels=2, model=Model.HARKOUS)
+    plan = plan_priorities(slices, C, levels=2, model=Model.HARKOUS)
     assert plan.feasible
-    assert analyze(_with(slices, plan.priorities), 1.0, Model.HARKOUS).admissible
+    assert analyze(_with(slices, plan.priorities), C, Model.HARKOUS).admissible
 
 
 def test_a_large_typical_link_is_planned_quickly() -> None:
@@ -244,7 +249,7 @@ def test_the_planner_charges_the_line_rate_overhead() -> None:
 
 
 def test_an_exhausted_budget_is_not_a_proof() -> None:
-    plan = plan_priorities(_counterexample(), 1.0, levels=2, model=Model.HARKOUS, time_budget_s=0.0)
+    plan = plan_priorities(_counterexample(), C, levels=2, model=Model.HARKOUS, time_budget_s=0.0)
     assert not plan.feasible and not plan.exhaustive
     assert (
         plan.reason == "no plan found, none proven impossible: the search ran out of its 0 s budget"

@@ -21,7 +21,8 @@ from sliceportal.domain import (
     parse_link_input,
     plan_priorities,
 )
-from sliceportal.domain.spec import SLICE_LEVELS
+from sliceportal.domain.curves import MAX_POINTS
+from sliceportal.domain.spec import MAX_RATE_BPS, MIN_RATE_BPS, SLICE_LEVELS
 from sliceportal.schemas.analysis import LinkAnalysis, LinkDelayCurves, MinCapacity, PriorityPlan
 
 router = APIRouter(prefix="/analysis", tags=["analysis"])
@@ -34,12 +35,18 @@ LINK_EXAMPLE = {
         {"name": "Peering", "rate_bps": 240e6, "priority": 6, "burst_limit_s": 0.03},
     ],
 }
+EXAMPLES = {"case-c": {"summary": "The paper's case C", "value": LINK_EXAMPLE}}
+# Validated by parse_link_input, documented by schemas.analysis (api.openapi adds the
+# documents to the components): with a capacity, or slices on a link of any capacity.
 LinkDocument = Annotated[
     dict[str, Any],
-    # Validated by parse_link_input, documented by schemas.analysis.LinkDocument (api.openapi
-    # adds it to the components).
     WithJsonSchema({"$ref": "#/components/schemas/LinkDocument"}),
-    Body(openapi_examples={"case-c": {"summary": "The paper's case C", "value": LINK_EXAMPLE}}),
+    Body(openapi_examples=EXAMPLES),
+]
+SlicesDocument = Annotated[
+    dict[str, Any],
+    WithJsonSchema({"$ref": "#/components/schemas/SlicesDocument"}),
+    Body(openapi_examples=EXAMPLES),
 ]
 ModelQuery = Annotated[Model | None, Query(description="default: the server's default_model")]
 
@@ -61,7 +68,7 @@ def analyze_bounds(
 
 @router.post("/min-capacity")
 def analyze_min_capacity(
-    _: ViewerUser, settings: SettingsDep, body: LinkDocument, model: ModelQuery = None
+    _: ViewerUser, settings: SettingsDep, body: SlicesDocument, model: ModelQuery = None
 ) -> MinCapacity:
     """The least capacity that keeps every slice within its target (null: none does)."""
     link = parse_link_input(body, require_capacity=False, require_slices=True)
@@ -98,11 +105,17 @@ def analyze_priority_plan(
 def analyze_curves(
     _: ViewerUser,
     settings: SettingsDep,
-    body: LinkDocument,
+    body: SlicesDocument,
     model: ModelQuery = None,
-    start_bps: Annotated[float | None, Query(gt=0, description="default: total rate")] = None,
-    stop_bps: Annotated[float | None, Query(gt=0, description="default: 4 × start")] = None,
-    points: Annotated[int, Query(ge=1, le=10_000)] = 50,
+    start_bps: Annotated[
+        float | None,
+        Query(ge=MIN_RATE_BPS, le=MAX_RATE_BPS, description="default: total rate"),
+    ] = None,
+    stop_bps: Annotated[
+        float | None,
+        Query(ge=MIN_RATE_BPS, le=MAX_RATE_BPS, description="default: 4 × start"),
+    ] = None,
+    points: Annotated[int, Query(ge=1, le=MAX_POINTS)] = 50,
 ) -> LinkDelayCurves:
     """Every slice's worst-case delay at `points` capacities from `start_bps` to `stop_bps`."""
     link = parse_link_input(body, require_capacity=False, require_slices=True)

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-import datetime as dt
-
 from fastapi import APIRouter
 
 from sliceportal.api.deps import OperatorUser, PageDep, SessionDep, paginate, select_where
 from sliceportal.db.models import ChangeLogEntry
 from sliceportal.schemas.changes import ChangePublic, ChangesPublic
 from sliceportal.schemas.choices import ChangeAction, EntityType
-from sliceportal.schemas.common import FilterText, RowId
+from sliceportal.schemas.common import FilterText, RowId, Timestamp
 
 router = APIRouter(prefix="/changes", tags=["changes"])
 
@@ -23,8 +21,8 @@ def read_changes(
     user_id: RowId | None = None,
     request_id: FilterText | None = None,
     action: ChangeAction | None = None,
-    since: dt.datetime | None = None,
-    until: dt.datetime | None = None,
+    since: Timestamp | None = None,
+    until: Timestamp | None = None,
 ) -> ChangesPublic:
     """The change log, newest first (operators and admins: it shows who changed what)."""
     query = (

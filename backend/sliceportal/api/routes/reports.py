@@ -14,7 +14,9 @@ from sqlalchemy.orm import Session
 
 from sliceportal.api.deps import SessionDep, ViewerUser
 from sliceportal.domain.reports import Report
+from sliceportal.domain.reports.build import MAX_GROWTH_PERCENT
 from sliceportal.domain.reports.tables import TableName
+from sliceportal.domain.spec import MAX_REPORT_WINDOW_S
 from sliceportal.reporting.render import MEDIA_TYPES, Format, file_name, render
 from sliceportal.schemas.common import RowId
 from sliceportal.services import reports
@@ -24,7 +26,7 @@ router = APIRouter(prefix="/reports", tags=["reports"])
 
 GrowthQuery = Annotated[
     float,
-    Query(ge=0, le=reports.MAX_GROWTH_PERCENT, description="rate growth, percent per month"),
+    Query(ge=0, le=MAX_GROWTH_PERCENT, description="rate growth, percent per month"),
 ]
 HorizonQuery = Annotated[
     int, Query(ge=1, le=reports.MAX_HORIZON_MONTHS, description="growth horizon, months")
@@ -33,7 +35,7 @@ WindowQuery = Annotated[
     float,
     Query(
         ge=0,
-        le=reports.MAX_WINDOW_S,
+        le=MAX_REPORT_WINDOW_S,
         description="seconds of telemetry to compare with the declarations; 0 leaves it out",
     ),
 ]

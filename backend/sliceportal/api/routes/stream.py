@@ -27,12 +27,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
 from sliceportal import security
-from sliceportal.api.deps import SettingsDep, TokenDep, ViewerUser, get_current_user
+from sliceportal.api.deps import SettingsDep, TokenDep, ViewerUser, admits, get_current_user
 from sliceportal.api.gate import StreamCounter, leave_gate
 from sliceportal.api.problems import unauthorized
 from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
 from sliceportal.db.models import User
+from sliceportal.schemas.choices import Role
 from sliceportal.schemas.telemetry import StreamTicket
 from sliceportal.telemetry.sse import frame, redis_events
 
@@ -84,6 +85,7 @@ def _authenticate(
         return user
 
 
+@admits(Role.VIEWER)
 async def stream_user(
     request: Request,
     settings: SettingsDep,

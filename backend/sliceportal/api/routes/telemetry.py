@@ -17,7 +17,7 @@ from sliceportal.api.routes.stream import SSE_RESPONSE, StreamUser, event_stream
 from sliceportal.core.channels import Channels
 from sliceportal.db import samples as store
 from sliceportal.db.models import Slice
-from sliceportal.schemas.common import RowId
+from sliceportal.schemas.common import RowId, Timestamp
 from sliceportal.schemas.telemetry import TelemetryPublic, TelemetrySample
 from sliceportal.services.errors import NotFoundError
 from sliceportal.telemetry.sse import frame
@@ -48,8 +48,8 @@ def read_slice_telemetry(
     session: SessionDep,
     _: ViewerUser,
     slice_id: RowId,
-    start: Annotated[dt.datetime | None, Query(description="exclusive; default end - 1 h")] = None,
-    end: Annotated[dt.datetime | None, Query(description="inclusive; default now")] = None,
+    start: Annotated[Timestamp | None, Query(description="exclusive; default end - 1 h")] = None,
+    end: Annotated[Timestamp | None, Query(description="inclusive; default now")] = None,
     resolution: Annotated[
         int | None,
         Query(ge=1, le=86400, description="seconds per point; default: at most 1,000 points"),

@@ -33,7 +33,14 @@ from sliceportal.domain.reports.growth import GrowthModel
 from sliceportal.domain.reports.headroom import HeadroomSearch, slice_headroom
 from sliceportal.domain.reports.links import link_report
 from sliceportal.domain.reports.network import MeasuredSlice, Network, index_network
-from sliceportal.domain.spec import MAX_TIME_S, Model, SpecError, check_integer, check_number
+from sliceportal.domain.spec import (
+    MAX_REPORT_WINDOW_S,
+    MAX_TIME_S,
+    Model,
+    SpecError,
+    check_integer,
+    check_number,
+)
 
 MAX_HORIZON_MONTHS = 1200
 MAX_GROWTH_PERCENT = 1000.0
@@ -72,7 +79,9 @@ def build_report(
         plan_time_budget_s, "plan_time_budget_s", maximum=MAX_TIME_S, allow_zero=False
     )
     if telemetry_window_s is not None:
-        check_number(telemetry_window_s, "telemetry_window_s", maximum=MAX_TIME_S, allow_zero=False)
+        check_number(
+            telemetry_window_s, "telemetry_window_s", maximum=MAX_REPORT_WINDOW_S, allow_zero=False
+        )
     net = index_network(network)
     scope_links = set()
     for link_id in scope_link_ids:

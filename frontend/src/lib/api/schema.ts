@@ -1229,21 +1229,30 @@ export interface components {
          */
         LinkUpdate: {
             /** Name */
-            name?: string | null;
+            name?: string;
             /** Description */
-            description?: string | null;
+            description?: string;
             /** Port */
-            port?: number | null;
-            /** Capacity Bps */
-            capacity_bps?: number | null;
-            /** Queue Count */
-            queue_count?: number | null;
+            port?: number;
+            /**
+             * Capacity Bps
+             * @description bit/s, as `frame_overhead_bytes` says what it counts
+             */
+            capacity_bps?: number;
+            /**
+             * Queue Count
+             * @description strict-priority queues; best effort (priority 0) keeps one, so the slices may use queue_count - 1 priority levels
+             */
+            queue_count?: number;
             /** @description the bound admission enforces: netcalc (the sound one) or harkous (the paper's eq. 3, not an upper bound) */
-            model?: components["schemas"]["Model"] | null;
+            model?: components["schemas"]["Model"];
             /** Mtu Bytes */
-            mtu_bytes?: number | null;
-            /** Frame Overhead Bytes */
-            frame_overhead_bytes?: number | null;
+            mtu_bytes?: number;
+            /**
+             * Frame Overhead Bytes
+             * @description bytes a frame costs on the wire beyond what the data plane counts: 0 when capacity_bps counts frame bytes as the data plane does (Ethernet header, VLAN tag, IP packet), 24 when it is the line rate (preamble and start delimiter, FCS, inter-frame gap)
+             */
+            frame_overhead_bytes?: number;
         };
         /**
          * Measured
@@ -1580,13 +1589,13 @@ export interface components {
             vlan_id?: number | null;
             /**
              * Ipv4 Prefixes
-             * @description IPv4 destination prefixes (no host bits), sorted
+             * @description IPv4 destination prefixes (no host bits), each once; sorted
              * @default []
              */
             ipv4_prefixes?: string[];
             /**
              * Rate Bps
-             * @description bit/s
+             * @description bit/s, the rates the data plane polices
              */
             rate_bps: number;
             /**
@@ -1724,36 +1733,54 @@ export interface components {
         /** SliceUpdate */
         SliceUpdate: {
             /** Name */
-            name?: string | null;
+            name?: string;
             /** Description */
-            description?: string | null;
+            description?: string;
             /** Vlan Id */
             vlan_id?: number | null;
-            /** Ipv4 Prefixes */
-            ipv4_prefixes?: string[] | null;
-            /** Rate Bps */
-            rate_bps?: number | null;
-            /** Burst Limit S */
-            burst_limit_s?: number | null;
-            /** Burst Bytes */
-            burst_bytes?: number | null;
-            /** Delay Target S */
-            delay_target_s?: number | null;
+            /**
+             * Ipv4 Prefixes
+             * @description IPv4 destination prefixes (no host bits), each once; sorted
+             */
+            ipv4_prefixes?: string[];
+            /**
+             * Rate Bps
+             * @description bit/s, the rates the data plane polices
+             */
+            rate_bps?: number;
+            /**
+             * Burst Limit S
+             * @description seconds at the rate; at least one 1518-byte frame's time at the rate
+             */
+            burst_limit_s?: number;
+            /**
+             * Burst Bytes
+             * @description bytes
+             */
+            burst_bytes?: number;
+            /**
+             * Delay Target S
+             * @description seconds
+             */
+            delay_target_s?: number;
             /**
              * E2E Delay Target S
              * @description seconds; bound on the sum of the slice's worst-case delays over every link it crosses (null: none)
              */
             e2e_delay_target_s?: number | null;
-            /** Priority */
-            priority?: number | null;
-            scheme?: components["schemas"]["QueueScheme"] | null;
+            /**
+             * Priority
+             * @description 1 to 7, 7 is the highest; 0 is best effort's (unclassified traffic)
+             */
+            priority?: number;
+            scheme?: components["schemas"]["QueueScheme"];
             /** Marking Threshold S */
             marking_threshold_s?: number | null;
             /** Max Packet Bytes */
             max_packet_bytes?: number | null;
-            sla?: components["schemas"]["Sla"] | null;
+            sla?: components["schemas"]["Sla"];
             /** Link Ids */
-            link_ids?: number[] | null;
+            link_ids?: number[];
         };
         /** StreamTicket */
         StreamTicket: {
@@ -1918,16 +1945,16 @@ export interface components {
         /** SwitchUpdate */
         SwitchUpdate: {
             /** Name */
-            name?: string | null;
+            name?: string;
             /** Description */
-            description?: string | null;
+            description?: string;
             /** Address */
-            address?: string | null;
+            address?: string;
             /** Device Id */
-            device_id?: number | null;
+            device_id?: number;
             /** Election Id */
-            election_id?: number | null;
-            kind?: components["schemas"]["SwitchKind"] | null;
+            election_id?: number;
+            kind?: components["schemas"]["SwitchKind"];
             /** Tls Ca Path */
             tls_ca_path?: string | null;
             /** Tls Cert Path */
@@ -2101,14 +2128,14 @@ export interface components {
         /** UserUpdate */
         UserUpdate: {
             /** Password */
-            password?: string | null;
+            password?: string;
             /** Email */
             email?: string | null;
             /** Full Name */
-            full_name?: string | null;
-            role?: components["schemas"]["Role"] | null;
+            full_name?: string;
+            role?: components["schemas"]["Role"];
             /** Is Active */
-            is_active?: boolean | null;
+            is_active?: boolean;
         };
         /**
          * UserUpdateMe
@@ -2116,13 +2143,13 @@ export interface components {
          */
         UserUpdateMe: {
             /** Current Password */
-            current_password?: string | null;
+            current_password?: string;
             /** Password */
-            password?: string | null;
+            password?: string;
             /** Email */
             email?: string | null;
             /** Full Name */
-            full_name?: string | null;
+            full_name?: string;
         };
         /**
          * ProblemCapacityFix
@@ -2329,15 +2356,32 @@ export interface components {
         };
         /**
          * LinkDocument
-         * @description A link and its slices, the CLI's JSON form.
+         * @description A link and its slices, the CLI's JSON form (`bounds`, `priority-plan`).
          */
         LinkDocument: {
             /**
-             * Capacity Bps
-             * @description Required by `bounds` and `priority-plan`; `min-capacity` and `curves` ignore it.
+             * Mtu Bytes
+             * @description Default 1500.
              * @default null
              */
-            capacity_bps?: number | null;
+            mtu_bytes?: number | null;
+            /**
+             * Frame Overhead Bytes
+             * @description 0 (default) when capacity_bps counts frame bytes as the data plane does, 24 when it is
+             *     the line rate.
+             * @default null
+             */
+            frame_overhead_bytes?: number | null;
+            /** Capacity Bps */
+            capacity_bps: number;
+            /** Slices */
+            slices: components["schemas"]["SliceDocument"][];
+        };
+        /**
+         * SlicesDocument
+         * @description Slices on a link of any capacity, the CLI's JSON form (`min-capacity`, `curves`).
+         */
+        SlicesDocument: {
             /**
              * Mtu Bytes
              * @description Default 1500.
@@ -2352,9 +2396,12 @@ export interface components {
              */
             frame_overhead_bytes?: number | null;
             /**
-             * Slices
-             * @description At least one for `min-capacity` and `curves`.
+             * Capacity Bps
+             * @description Ignored (when it is valid).
+             * @default null
              */
+            capacity_bps?: number | null;
+            /** Slices */
             slices: components["schemas"]["SliceDocument"][];
         };
     };
@@ -2446,6 +2493,7 @@ export type ProblemViolation = components['schemas']['ProblemViolation'];
 export type ProblemDetails = components['schemas']['ProblemDetails'];
 export type SliceDocument = components['schemas']['SliceDocument'];
 export type LinkDocument = components['schemas']['LinkDocument'];
+export type SlicesDocument = components['schemas']['SlicesDocument'];
 export type $defs = Record<string, never>;
 export interface operations {
     "login-login_access_token": {
@@ -3697,7 +3745,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["LinkDocument"];
+                "application/json": components["schemas"]["SlicesDocument"];
             };
         };
         responses: {
@@ -3776,7 +3824,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["LinkDocument"];
+                "application/json": components["schemas"]["SlicesDocument"];
             };
         };
         responses: {

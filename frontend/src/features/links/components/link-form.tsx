@@ -41,7 +41,9 @@ export function validateLink(v: Values, creating: boolean): Record<string, strin
   else if (!Number.isInteger(port) || port < 0 || port > 511) e.port = 'A whole number from 0 to 511.';
   const capacity = parseDecimal(v.capacityMbps);
   if (capacity === null) e.capacity_bps = 'Required.';
-  else if (!Number.isFinite(capacity) || capacity <= 0) e.capacity_bps = 'Must be greater than 0.';
+  else if (!Number.isFinite(capacity) || capacity < 1e-6 || capacity > 1e9) {
+    e.capacity_bps = 'From 0.000001 Mbit/s (1 bit/s) to 1,000,000,000 Mbit/s (1 Pbit/s).';
+  }
   const queues = parseDecimal(v.queueCount);
   if (queues === null || !Number.isInteger(queues) || queues < QUEUE_LIMITS.min || queues > QUEUE_LIMITS.max) {
     e.queue_count = `A whole number from ${QUEUE_LIMITS.min} to ${QUEUE_LIMITS.max} (best effort keeps one).`;

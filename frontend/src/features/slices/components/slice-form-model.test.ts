@@ -47,7 +47,7 @@ describe('validateSlice', () => {
   it('mirrors the API rules across fields (ECN threshold)', () => {
     const ecn = { ...valid, scheme: 'ecn_step' as const };
     expect(validateSlice(ecn).errors.marking_threshold_s).toMatch(/needs a marking threshold/);
-    expect(validateSlice({ ...ecn, markingThresholdMs: '20' }).errors.marking_threshold_s).toMatch(/must not exceed the burst limit/);
+    expect(validateSlice({ ...ecn, markingThresholdMs: '20' }).errors.marking_threshold_s).toMatch(/must be below the burst limit/);
     expect(validateSlice({ ...ecn, markingThresholdMs: '5' }).parsed?.marking_threshold_s).toBeCloseTo(0.005);
   });
 
@@ -86,11 +86,12 @@ describe('the limits mirror the OpenAPI document', () => {
     expect([prop('priority').minimum, prop('priority').maximum]).toEqual([LIMITS.priorityMin, LIMITS.priorityMax]);
     expect([prop('max_packet_bytes').minimum, prop('max_packet_bytes').maximum]).toEqual([LIMITS.packetMin, LIMITS.packetMax]);
     expect(prop('ipv4_prefixes').maxItems).toBe(LIMITS.prefixesMax);
-    expect(prop('burst_limit_s').maximum).toBe(LIMITS.secondsMax);
+    expect(prop('burst_limit_s').maximum).toBe(LIMITS.burstLimitMax);
+    expect(prop('marking_threshold_s').maximum).toBe(LIMITS.burstLimitMax);
     expect(prop('burst_limit_s').exclusiveMinimum).toBe(0);
     expect(prop('e2e_delay_target_s').maximum).toBe(LIMITS.secondsMax);
     expect(prop('e2e_delay_target_s').exclusiveMinimum).toBe(0);
-    expect(prop('rate_bps').exclusiveMinimum).toBe(0);
+    expect([prop('rate_bps').minimum, prop('rate_bps').maximum]).toEqual([LIMITS.rateMin, LIMITS.rateMax]);
     expect([prop('link_ids').minItems, prop('link_ids').maxItems]).toEqual([LIMITS.linksMin, LIMITS.linksMax]);
   });
 });

@@ -18,6 +18,11 @@ export const LIMITS = {
   vlanMax: 4094,
   prefixesMax: 64,
   secondsMax: 3600,
+  /** The rates the data plane polices, bit/s (the API's domain.spec). */
+  rateMin: 125_000,
+  rateMax: 400e9,
+  /** The longest burst limit and marking threshold the data plane holds, seconds. */
+  burstLimitMax: 4,
   /** 0 is best effort's (unclassified traffic): slices use 1 to 7. */
   priorityMin: 1,
   priorityMax: 7,
@@ -209,13 +214,14 @@ export function validateSlice(values: SliceFormValues): Validation {
   const rate = numberField(errors, 'rate_bps', values.rateMbps, {
     required: true,
     scale: MBIT,
-    minExclusive: 0,
+    min: LIMITS.rateMin,
+    max: LIMITS.rateMax,
   });
   const burst = numberField(errors, 'burst_limit_s', values.burstLimitMs, {
     required: true,
     scale: MS,
     minExclusive: 0,
-    max: LIMITS.secondsMax,
+    max: LIMITS.burstLimitMax,
   });
   const target = numberField(errors, 'delay_target_s', values.delayTargetMs, {
     scale: MS,
@@ -240,10 +246,10 @@ export function validateSlice(values: SliceFormValues): Validation {
       required: true,
       scale: MS,
       minExclusive: 0,
-      max: LIMITS.secondsMax,
+      max: LIMITS.burstLimitMax,
     });
-    if (threshold !== null && burst !== null && threshold > burst) {
-      errors.marking_threshold_s = 'The marking threshold must not exceed the burst limit.';
+    if (threshold !== null && burst !== null && threshold >= burst) {
+      errors.marking_threshold_s = 'The marking threshold must be below the burst limit.';
     }
     if (errors.marking_threshold_s === 'Required.') {
       errors.marking_threshold_s = 'ECN step marking needs a marking threshold.';
