@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -263,11 +262,7 @@ def test_bad_input_is_refused_naming_the_field() -> None:
         whole_report(network, horizon_months=-1)
 
 
-def test_a_thousand_slices_over_twenty_links_report_in_seconds() -> None:
-    network = big_network(1000, 20)
-    started = time.perf_counter()
-    report = whole_report(network)
-    elapsed = time.perf_counter() - started
-    document = validated(report)
+def test_a_thousand_slices_over_twenty_links_make_one_valid_report() -> None:
+    """Its speed is `bench/bench_reports.py`'s to measure, not a test's to assert."""
+    document = validated(whole_report(big_network(1000, 20)))
     assert document["summary"]["slices"] == 1000
-    assert elapsed < 15.0  # about 2 s alone on one core; generous for a shared machine
