@@ -5,6 +5,7 @@ every read and write fails UNKNOWN), over real gRPC."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,11 +45,17 @@ def pipeline_with(settings: Settings, path: Path, device_config: bytes | None) -
     return Pipeline.load(settings.p4info_path, path)
 
 
+@contextlib.contextmanager
 def reconciler_for(
     engine: sa.Engine, settings: Settings, pipeline: Pipeline, breaker: Breaker
-) -> Reconciler:
+) -> Iterator[Reconciler]:
+    """A reconciler deploying `pipeline`; its switch sessions close at the end."""
     context = ChangeContext(user_id=None, request_id=f"worker:test-{uuid.uuid4().hex}")
-    return Reconciler(engine, SessionPool(settings, pipeline), pipeline, context, breaker)
+    reconciler = Reconciler(engine, SessionPool(settings, pipeline), pipeline, context, breaker)
+    try:
+        yield reconciler
+    finally:
+        reconciler.pool.close()
 
 
 def bmv2_switch(
@@ -88,11 +95,8 @@ def test_nothing_is_pushed_to_bmv2_without_its_device_config_and_the_api_says_ho
     missing = tmp_path / "sliceportal.json"
     pipeline = pipeline_with(settings, missing, None)
     switch_id, slice_id = bmv2_switch(db, settings, bmv2)
-    reconciler = reconciler_for(engine, settings, pipeline, breaker)
-    try:
+    with reconciler_for(engine, settings, pipeline, breaker) as reconciler:
         assert reconciler.run(switch_id).outcome is Outcome.NO_DEVICE_CONFIG
-    finally:
-        reconciler.pool.close()
     shown = client.get(f"/api/v1/switches/{switch_id}", headers=operator_headers).json()
     assert shown["state"] == "reachable" and not shown["sync"]["pipeline_in_sync"]
     error = shown["sync"]["last_error"]
@@ -124,11 +128,8 @@ def test_our_cookie_on_a_switch_that_cannot_serve_the_pipeline_is_not_in_sync(
     pipeline = pipeline_with(settings, tmp_path / "sliceportal.json", None)
     leave_an_unserved_pipeline(bmv2, settings, pipeline.cookie, tmp_path / "missing.json")
     switch_id, _ = bmv2_switch(db, settings, bmv2)
-    reconciler = reconciler_for(engine, settings, pipeline, breaker)
-    try:
+    with reconciler_for(engine, settings, pipeline, breaker) as reconciler:
         assert reconciler.run(switch_id).outcome is Outcome.NO_DEVICE_CONFIG
-    finally:
-        reconciler.pool.close()
     with db() as session:
         switch = session.get(Switch, switch_id)
         assert switch is not None and switch.sync is not None
@@ -149,15 +150,12 @@ def test_a_switch_that_lost_the_device_config_behind_our_cookie_gets_the_pipelin
     pipeline = pipeline_with(settings, tmp_path / "sliceportal.json", COMPILED)
     leave_an_unserved_pipeline(bmv2, settings, pipeline.cookie, tmp_path / "missing.json")
     switch_id, slice_id = bmv2_switch(db, settings, bmv2)
-    reconciler = reconciler_for(engine, settings, pipeline, breaker)
-    try:
+    with reconciler_for(engine, settings, pipeline, breaker) as reconciler:
         report = reconciler.run(switch_id)
         assert report.outcome is Outcome.APPLIED and report.pipeline_pushed
         assert report.inserted == 3
         again = reconciler.run(switch_id)  # a switch that serves it: one read, no push
         assert again.outcome is Outcome.IN_SYNC and not again.pipeline_pushed
-    finally:
-        reconciler.pool.close()
     with db() as session:
         assert state_of(session, slice_id) == ("active", None)
 

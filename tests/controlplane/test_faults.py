@@ -9,6 +9,7 @@ outbox.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import re
@@ -221,6 +222,22 @@ def network(
         return switch.id, link.id, ids
 
 
+@contextlib.contextmanager
+def active_network(
+    plane: Plane, made: list[int], address: str, device_id: int
+) -> Iterator[tuple[EmulatorServer, int, int, list[int]]]:
+    """An emulated switch at `address` with one slice `network` made, once it is active; the
+    switch stops at the end."""
+    emulator = EmulatorServer(address, device_id)
+    emulator.start()
+    try:
+        switch_id, link_id, ids = network(plane, made, address, device_id, 1)
+        wait_for(lambda: all_active(plane.sessions, ids), 30, "slice active")
+        yield emulator, switch_id, link_id, ids
+    finally:
+        emulator.stop(grace=0)
+
+
 @pytest.mark.parametrize("kill", ["pool", "worker"])
 def test_a_worker_killed_mid_push_leaves_nothing_missing_or_extra_within_10_s(
     plane: Plane, made: list[int], address: str, device_id: int, kill: str
@@ -418,11 +435,7 @@ def test_a_worker_killed_again_and_again_converges_within_10_s_of_the_last_kill(
     plane: Plane, made: list[int], address: str, device_id: int
 ) -> None:
     """Five kill -9 a second apart, then one while the new worker starts, then a change."""
-    emulator = EmulatorServer(address, device_id)
-    emulator.start()
-    switch_id, link_id, ids = network(plane, made, address, device_id, 1)
-    try:
-        wait_for(lambda: all_active(plane.sessions, ids), 30, "slice active")
+    with active_network(plane, made, address, device_id) as (emulator, switch_id, link_id, ids):
         for _ in range(5):
             wait_for(lambda: _alive(plane.worker), 60, "the worker started again")
             kill_worker(plane.worker)
@@ -445,8 +458,6 @@ def test_a_worker_killed_again_and_again_converges_within_10_s_of_the_last_kill(
             f"converged {took:.1f} s after the last of 6 kills "
             f"({plane.worker.restarts} worker restarts so far)"
         )
-    finally:
-        emulator.stop(grace=0)
 
 
 def _alive(child: Child) -> bool:
@@ -456,11 +467,7 @@ def _alive(child: Child) -> bool:
 def test_redis_down_gives_503_loses_nothing_and_work_resumes(
     plane: Plane, made: list[int], address: str, device_id: int
 ) -> None:
-    emulator = EmulatorServer(address, device_id)
-    emulator.start()
-    switch_id, link_id, ids = network(plane, made, address, device_id, 1)
-    try:
-        wait_for(lambda: all_active(plane.sessions, ids), 30, "slice active")
+    with active_network(plane, made, address, device_id) as (emulator, switch_id, link_id, ids):
         plane.redis.stop()
         with TestClient(create_app(plane.settings)) as api:
             created = api.post(
@@ -485,18 +492,12 @@ def test_redis_down_gives_503_loses_nothing_and_work_resumes(
         print(
             f"active {took:.1f} s after Redis came back ({plane.worker.restarts} worker restarts)"
         )
-    finally:
-        emulator.stop(grace=0)
 
 
 def test_postgresql_down_gives_503_loses_nothing_and_work_resumes(
     plane: Plane, made: list[int], address: str, device_id: int
 ) -> None:
-    emulator = EmulatorServer(address, device_id)
-    emulator.start()
-    switch_id, link_id, ids = network(plane, made, address, device_id, 1)
-    try:
-        wait_for(lambda: all_active(plane.sessions, ids), 30, "slice active")
+    with active_network(plane, made, address, device_id) as (emulator, switch_id, link_id, ids):
         with TestClient(create_app(plane.settings)) as api:
             plane.proxy.cut()
             body = slice_body([link_id], ipv4_prefixes=["10.98.0.0/24"])
@@ -516,8 +517,6 @@ def test_postgresql_down_gives_503_loses_nothing_and_work_resumes(
         )
         assert converged(plane, emulator, switch_id)
         print(f"active {took:.1f} s after PostgreSQL came back")
-    finally:
-        emulator.stop(grace=0)
 
 
 def test_a_lower_election_id_cannot_write_and_a_bad_entry_fails_only_its_slice(
@@ -527,11 +526,7 @@ def test_a_lower_election_id_cannot_write_and_a_bad_entry_fails_only_its_slice(
     device_id: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    emulator = EmulatorServer(address, device_id)
-    emulator.start()
-    switch_id, link_id, ids = network(plane, made, address, device_id, 1)
-    try:
-        wait_for(lambda: all_active(plane.sessions, ids), 30, "slice active")
+    with active_network(plane, made, address, device_id) as (emulator, switch_id, link_id, ids):
         before = held(address, device_id, plane.settings)
         rogue = connect(
             SwitchTarget(0, address, device_id, ELECTION_ID - 5), settings=plane.settings
@@ -575,5 +570,3 @@ def test_a_lower_election_id_cannot_write_and_a_bad_entry_fails_only_its_slice(
         assert bad["state"] == "failed"
         assert "RESOURCE_EXHAUSTED: slice_policy is full" in bad["state_detail"]
         assert states(plane.sessions, ids) == ["active"]
-    finally:
-        emulator.stop(grace=0)
