@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sliceportal.domain import p4constants as c
-from sliceportal.domain.dataplane import VQ_UNITS_PER_S, DataplaneValueError
+from sliceportal.domain.dataplane import VQ_UNITS_PER_S, DataplaneValueError, floor_vq_units
 
 TICKS_PER_S = 1_000_000_000 // c.TIMESTAMP_TICK_NS
 TIMESTAMP_MOD = 1 << c.TIMESTAMP_WIDTH
@@ -98,10 +98,14 @@ class Verdict(StrEnum):
     DROP = "drop"
 
 
-def _in_range(value: float, field: str, low: float, high: float, unit: str) -> float:
+PAPER_PACKET_BYTES = 1500
+PAPER_THRESHOLDS_PACKETS = (6, 20, 16)
+"""The paper's Q_min, Q_base and gamma, in packets of ``PAPER_PACKET_BYTES``."""
+
+
+def _in_range(value: float, field: str, low: float, high: float, unit: str) -> None:
     if not math.isfinite(value) or not low <= value <= high:
         raise DataplaneValueError(field, f"must be in [{low}, {high}] {unit}, got {value}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,16 @@ class AbcConfig:
         if not isinstance(self.prefix_length, int) or not low <= self.prefix_length <= 32:
             raise DataplaneValueError("prefix_length", f"must be in [{low}, 32]")
 
+    @classmethod
+    def with_paper_thresholds(cls, rate_bps: float, burst_limit_s: float) -> AbcConfig:
+        """The paper's defaults, its thresholds as the delays of 6, 20 and 16 full-size packets
+        at the slice's rate (1.44, 4.8 and 3.84 ms at the paper's 50 Mbit/s)."""
+        _in_range(rate_bps, "rate_bps", c.RATE_MIN_BPS, c.RATE_MAX_BPS, "bit/s")
+        q_min, q_base, gamma = (
+            n * PAPER_PACKET_BYTES * 8 / rate_bps for n in PAPER_THRESHOLDS_PACKETS
+        )
+        return cls(q_min_s=q_min, q_base_s=q_base, gamma_s=gamma, burst_limit_s=burst_limit_s)
+
     @property
     def q_min(self) -> int:
         return _vq(self.q_min_s)
@@ -169,7 +183,7 @@ class AbcConfig:
 
 
 def _vq(seconds: float) -> int:
-    return math.floor(seconds * VQ_UNITS_PER_S)
+    return floor_vq_units(seconds, "threshold")
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,7 @@ PATH = Path(__file__).resolve().parents[3] / "p4/tests/vectors/abc/paper_cbr.jso
 RATE_BPS = 50e6
 PACKET_BYTES = 1500
 PACKET_S = PACKET_BYTES * 8 / RATE_BPS
-CONFIG = AbcConfig(
-    q_min_s=6 * PACKET_S, q_base_s=20 * PACKET_S, gamma_s=16 * PACKET_S, burst_limit_s=24 * PACKET_S
-)
+CONFIG = AbcConfig.with_paper_thresholds(RATE_BPS, burst_limit_s=24 * PACKET_S)
 DP_SID = 1
 CLIENTS = {"10.0.0.1": 80e6, "10.0.0.2": 40e6}
 DURATION_S = 0.03

@@ -53,9 +53,7 @@ RATE_BOUND = 2 ** (ACTIVITY_BOUND) - 1
 
 # The paper's defaults at its 50 Mbit/s bottleneck, 1500-byte packets: one packet is 240 µs.
 PACKET_S = 1500 * 8 / 50e6
-PAPER = AbcConfig(
-    q_min_s=6 * PACKET_S, q_base_s=20 * PACKET_S, gamma_s=16 * PACKET_S, burst_limit_s=24 * PACKET_S
-)
+PAPER = AbcConfig.with_paper_thresholds(50e6, burst_limit_s=24 * PACKET_S)
 TABLES = AbcTables.for_config(PAPER)
 
 
