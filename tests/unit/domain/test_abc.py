@@ -361,3 +361,17 @@ def test_threshold_and_average_widths() -> None:
     assert max(row.value for row in TABLES.reciprocal.rows) <= 2**RECIPROCAL_FRAC_BITS
     assert len(abc_log2_table().rows) < 2**13
     assert DECAY_FRAC_BITS + 64 <= 128
+
+
+def test_average_keeps_moving_when_each_weight_is_tiny() -> None:
+    """At 200,000 packets/s the count nears 60,000: a step of 1/60,000 of a 10-activity jump
+    is 0.04 Q8 units, which a Q8 register would round away forever."""
+    state = SliceState(count_q16=60_000 << STATE_FRAC_BITS)
+    reference = FloatAverage(PAPER.average_memory_s, count=60_000, average=as_average(state))
+    activity, now = ACTIVITY_BIAS + 10 * ACTIVITY_ONE, 0
+    for _ in range(10_000):
+        now += 5
+        state, verdict = abc_slice_step(state, PAPER, TABLES, now, activity, 0)
+        reference.step(now / TICKS_PER_S, as_activity(activity), verdict is Verdict.FORWARD)
+    assert reference.average > 1
+    assert abs(as_average(state) - reference.average) <= AVERAGE_BOUND
