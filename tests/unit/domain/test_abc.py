@@ -97,6 +97,7 @@ class FloatAverage:
 
 @cache
 def tables_for(meter_memory_s: float) -> AbcTables:
+    """The tables depend only on the memories: build each once for the property tests."""
     return AbcTables.for_config(AbcConfig(meter_memory_s=meter_memory_s))
 
 
@@ -206,12 +207,17 @@ packets = st.lists(
     st.floats(1e3, 4e11),
     st.floats(0.001, 600.0),
     st.sampled_from([0.01, 0.3, 3.0, MEMORY_MAX_S]),
+    st.sampled_from([1.0, 1e4, 1e6]),
     packets,
 )
 def test_meter_activity_tracks_the_float_reference(
-    rate_bps: float, since_s: float, memory_s: float, sequence: list[tuple[int, int]]
+    rate_bps: float,
+    since_s: float,
+    memory_s: float,
+    reference_bps: float,
+    sequence: list[tuple[int, int]],
 ) -> None:
-    config = AbcConfig(meter_memory_s=memory_s)
+    config = AbcConfig(meter_memory_s=memory_s, reference_rate_bps=reference_bps)
     tables = tables_for(memory_s)
     fixed, meter = start_state(config, rate_bps, since_s)
     now = fixed.last
