@@ -1,0 +1,437 @@
+"""Activity-based congestion management (P4-ABC) inside a slice, in the P4 program's fixed point.
+
+The paper (Menth et al., 2019) meters each aggregate of a slice (a source host or prefix) and
+drops a packet when the slice's queue exceeds a threshold that falls with the packet's activity.
+It used floating-point externs; this module is the integer reference of the same arithmetic on
+stock BMv2, step for step as the P4 program will do it. The float equations:
+
+TDRM-UTEMA rate meter (Menth & Hauser 2017), memory ``M`` (``beta = 1/M``), measurement start
+``t_0``, packet ``i`` of ``X_i`` bytes at ``t_i``::
+
+    f_i = exp(-(t_i - t_{i-1}) / M)
+    S_i = f_i * S_{i-1} + X_i                 # time-decayed bytes
+    N_i = f_i * N_{i-1} + (1 - f_i) * M       # = M * (1 - exp(-(t_i - t_0)/M)), decayed time
+    R_i = S_i / N_i                           # the rate, unbiased from t_0 on
+
+Activity ``A = log2(R / R_r)``. UTEMA of the accepted packets' activities, memory ``M_AA``::
+
+    N_i = f_i * N_{i-1} + [accepted]          # decayed count
+    A_avg_i = A_avg_{i-1} + [accepted] * (A_i - A_avg_{i-1}) / N_i     # = S_i / N_i
+
+Drop when ``Q > T_drop = max(Q_min, Q_base - gamma * (A - A_avg))``, with ``T_drop`` capped at
+the slice's burst limit (which stays the hard cap).
+
+Fixed point (``docs/dataplane.md``, "ABC inside a slice", states widths and measured errors):
+
+- Time is BMv2's ``ingress_global_timestamp`` (µs ticks, 48 bits, differences modulo 2^48).
+  ``t_0`` is the switch's start (registers start at zero), as in the paper's meter.
+- ``f`` comes from a range table on the elapsed ticks (``abc_decay_table``) in Q31.
+- ``S`` is bytes in Q16, ``N`` is µs in Q16 (both bit<64>); products are taken in bit<128>.
+- ``log2`` of ``S`` and ``N`` comes from one LPM table each (``abc_log2_table``): the prefix is
+  the leading zeros, the leading one and ``LOG2_MANTISSA_BITS`` mantissa bits; the value is
+  log2 of the interval's midpoint in Q8. ``1/N`` for the average comes from the same kind of
+  table (``abc_reciprocal_table``, Q32, exact at the rows' low ends).
+- Activities are Q8 with a bias of ``ACTIVITY_BIAS`` so all arithmetic is unsigned, clamped to
+  ``[0, ACTIVITY_MAX]`` (activity -64 .. +64).
+- Thresholds are vq units (2^-16 ns of the slice's queueing delay, as in ``dataplane``).
+
+Each register read-modify-write is one function below, i.e. one P4 action.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from sliceportal.domain import p4constants as c
+from sliceportal.domain.dataplane import VQ_UNITS_PER_S, DataplaneValueError, floor_vq_units
+
+TICKS_PER_S = 1_000_000_000 // c.TIMESTAMP_TICK_NS
+TIMESTAMP_MOD = 1 << c.TIMESTAMP_WIDTH
+
+DECAY_FRAC_BITS = 31
+DECAY_ONE = 1 << DECAY_FRAC_BITS
+DECAY_EXACT_TICKS = 1024
+DECAY_ROWS_PER_OCTAVE = 64
+DECAY_ROWS_PER_MEMORY = 128
+
+STATE_FRAC_BITS = 16
+STATE_WIDTH = 64
+STATE_MAX = (1 << STATE_WIDTH) - 1
+
+ACTIVITY_FRAC_BITS = 8
+ACTIVITY_ONE = 1 << ACTIVITY_FRAC_BITS
+ACTIVITY_BIAS = 64 * ACTIVITY_ONE
+ACTIVITY_MAX = 128 * ACTIVITY_ONE - 1
+LOG2_MANTISSA_BITS = 7
+
+RECIPROCAL_FRAC_BITS = 32
+RECIPROCAL_MANTISSA_BITS = 10
+COUNT_WIDTH = 50
+"""Bits a Q16 packet count can reach: 400 Gbit/s of 64-byte frames over a 10 s memory is
+under 2^33 packets."""
+AVERAGE_EXTRA_BITS = 32
+"""Fractional bits the activity average keeps below Q8, so a step of weight 1/N (N up to
+2^33 packets) is not lost to rounding."""
+GAMMA_FRAC_BITS = 16
+
+AGGREGATE_SLOTS = 64
+"""Meter slots per slice: the aggregate key hashes (CRC-32) into one of these."""
+
+MEMORY_MIN_S = 0.001
+MEMORY_MAX_S = 10.0
+REFERENCE_RATE_MIN_BPS = 1.0
+REFERENCE_RATE_MAX_BPS = float(c.RATE_MAX_BPS)
+
+
+class AggregateKey(StrEnum):
+    SOURCE_ADDRESS = "source_address"
+    SOURCE_PREFIX = "source_prefix"
+
+
+class Verdict(StrEnum):
+    FORWARD = "forward"
+    DROP = "drop"
+
+
+PAPER_PACKET_BYTES = 1500
+PAPER_THRESHOLDS_PACKETS = (6, 20, 16)
+"""The paper's Q_min, Q_base and gamma, in packets of ``PAPER_PACKET_BYTES``."""
+
+
+def _in_range(value: float, field: str, low: float, high: float, unit: str) -> None:
+    if not math.isfinite(value) or not low <= value <= high:
+        raise DataplaneValueError(field, f"must be in [{low}, {high}] {unit}, got {value}")
+
+
+@dataclass(frozen=True)
+class AbcConfig:
+    """One slice's ABC parameters, validated, with their integer forms for the P4 tables."""
+
+    meter_memory_s: float = 3.0
+    average_memory_s: float = 0.3
+    reference_rate_bps: float = 10_000.0
+    q_min_s: float = 0.0
+    q_base_s: float = 0.0
+    gamma_s: float = 0.0
+    burst_limit_s: float = 0.02
+    key: AggregateKey = AggregateKey.SOURCE_ADDRESS
+    prefix_length: int = 32
+
+    def __post_init__(self) -> None:
+        _in_range(self.meter_memory_s, "meter_memory_s", MEMORY_MIN_S, MEMORY_MAX_S, "s")
+        _in_range(self.average_memory_s, "average_memory_s", MEMORY_MIN_S, MEMORY_MAX_S, "s")
+        _in_range(
+            self.reference_rate_bps,
+            "reference_rate_bps",
+            REFERENCE_RATE_MIN_BPS,
+            REFERENCE_RATE_MAX_BPS,
+            "bit/s",
+        )
+        burst_max = c.BURST_LIMIT_MAX_NS / 1e9
+        _in_range(self.burst_limit_s, "burst_limit_s", 0.0, burst_max, "s")
+        for name in ("q_min_s", "q_base_s"):
+            _in_range(getattr(self, name), name, 0.0, self.burst_limit_s, "s (the burst limit)")
+        if self.q_base_s < self.q_min_s:
+            raise DataplaneValueError("q_base_s", "must be at least q_min_s")
+        _in_range(self.gamma_s, "gamma_s", 0.0, burst_max, "s per unit of activity")
+        low = 0 if self.key is AggregateKey.SOURCE_PREFIX else 32
+        if not isinstance(self.prefix_length, int) or not low <= self.prefix_length <= 32:
+            raise DataplaneValueError("prefix_length", f"must be in [{low}, 32]")
+
+    @classmethod
+    def with_paper_thresholds(cls, rate_bps: float, burst_limit_s: float) -> AbcConfig:
+        """The paper's defaults, its thresholds as the delays of 6, 20 and 16 full-size packets
+        at the slice's rate (1.44, 4.8 and 3.84 ms at the paper's 50 Mbit/s)."""
+        _in_range(rate_bps, "rate_bps", c.RATE_MIN_BPS, c.RATE_MAX_BPS, "bit/s")
+        q_min, q_base, gamma = (
+            n * PAPER_PACKET_BYTES * 8 / rate_bps for n in PAPER_THRESHOLDS_PACKETS
+        )
+        return cls(q_min_s=q_min, q_base_s=q_base, gamma_s=gamma, burst_limit_s=burst_limit_s)
+
+    @property
+    def q_min(self) -> int:
+        return _vq(self.q_min_s)
+
+    @property
+    def q_base(self) -> int:
+        return _vq(self.q_base_s)
+
+    @property
+    def burst_limit(self) -> int:
+        return _vq(self.burst_limit_s)
+
+    @property
+    def gamma(self) -> int:
+        """gamma in vq units per Q8 activity step, Q16: ``gamma*dA = gamma_fx*dA_q8 >> 16``."""
+        per_step = self.gamma_s * VQ_UNITS_PER_S / ACTIVITY_ONE
+        return round(per_step * (1 << GAMMA_FRAC_BITS))
+
+    @property
+    def activity_offset(self) -> int:
+        """``ACTIVITY_BIAS - log2(R_r in bytes/µs)`` in Q8: add to log2 S - log2 N."""
+        reference = math.log2(self.reference_rate_bps / 8 / TICKS_PER_S)
+        return ACTIVITY_BIAS - round(reference * ACTIVITY_ONE)
+
+    @property
+    def meter_memory_ticks(self) -> int:
+        return round(self.meter_memory_s * TICKS_PER_S)
+
+
+def _vq(seconds: float) -> int:
+    return floor_vq_units(seconds, "threshold")
+
+
+@dataclass(frozen=True)
+class DecayRow:
+    low: int
+    high: int
+    factor: int
+
+
+def abc_decay_table(memory_s: float) -> tuple[DecayRow, ...]:
+    """Range rows on elapsed ticks -> ``exp(-dt/M)`` in Q31, covering 0 .. 2^48 - 1.
+
+    Exact per tick below ``DECAY_EXACT_TICKS``; above, rows ``1/DECAY_ROWS_PER_OCTAVE`` of
+    an octave wide but at most ``M/DECAY_ROWS_PER_MEMORY``, valued at their midpoint: the
+    factor's error stays under 1/128 of ``1 - f`` (what a short gap adds) and 1/256 of ``f``
+    (what a long one keeps). The last row (factor 0) starts where the factor rounds to zero:
+    about 4,000-4,400 rows for memories of 1 ms to 10 s.
+    """
+    _in_range(memory_s, "memory_s", MEMORY_MIN_S, MEMORY_MAX_S, "s")
+    memory_ticks = memory_s * TICKS_PER_S
+
+    def factor(ticks: float) -> int:
+        return round(math.exp(-ticks / memory_ticks) * DECAY_ONE)
+
+    widest = math.floor(memory_ticks / DECAY_ROWS_PER_MEMORY)
+    rows = [DecayRow(t, t, factor(t)) for t in range(DECAY_EXACT_TICKS)]
+    low = DECAY_EXACT_TICKS
+    while low < TIMESTAMP_MOD:
+        step = max(1, min(low // DECAY_ROWS_PER_OCTAVE, widest))
+        high = min(low + step - 1, TIMESTAMP_MOD - 1)
+        value = factor((low + high) / 2)
+        if value == 0:
+            rows.append(DecayRow(low, TIMESTAMP_MOD - 1, 0))
+            break
+        rows.append(DecayRow(low, high, value))
+        low = high + 1
+    return tuple(rows)
+
+
+def decay_factor(table: tuple[DecayRow, ...], ticks: int) -> int:
+    """The range-table lookup: rows are sorted and contiguous, so bisect on ``low``."""
+    lo, hi = 0, len(table) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if table[mid].low <= ticks:
+            lo = mid
+        else:
+            hi = mid - 1
+    return table[lo].factor
+
+
+@dataclass(frozen=True)
+class LpmRow:
+    """``value`` for keys whose top ``prefix_length`` bits (of ``width``) equal ``prefix``'s."""
+
+    prefix: int
+    prefix_length: int
+    value: int
+
+
+@dataclass(frozen=True)
+class MantissaTable:
+    """An LPM table with one row per leading-one position and mantissa: a function by lookup.
+
+    A key's longest matching row is the one with its leading one and its next
+    ``min(mantissa_bits, msb)`` bits, so ``lookup`` finds it directly; zero matches no row and
+    gets the default action's 0.
+    """
+
+    width: int
+    mantissa_bits: int
+    rows: tuple[LpmRow, ...]
+    _index: Mapping[tuple[int, int], int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        index = {(row.prefix, row.prefix_length): row.value for row in self.rows}
+        object.__setattr__(self, "_index", index)
+
+    @classmethod
+    def build(
+        cls, width: int, mantissa_bits: int, fn: Callable[[int, int], int], key_bits: int = 0
+    ) -> MantissaTable:
+        """Rows for keys below ``2^key_bits`` (all of ``width`` when 0)."""
+        rows = []
+        for msb in range(key_bits or width):
+            bits = min(mantissa_bits, msb)
+            span = 1 << (msb - bits)
+            for mantissa in range(1 << bits):
+                low = ((1 << bits) | mantissa) * span
+                rows.append(LpmRow(low, width - msb + bits, fn(low, span)))
+        return cls(width, mantissa_bits, tuple(rows))
+
+    def lookup(self, key: int) -> int:
+        if key == 0:
+            return 0
+        msb = key.bit_length() - 1
+        bits = min(self.mantissa_bits, msb)
+        prefix = key >> (msb - bits) << (msb - bits)
+        return self._index.get((prefix, self.width - msb + bits), 0)
+
+
+def abc_log2_table(width: int = STATE_WIDTH) -> MantissaTable:
+    """log2 of the interval's midpoint in Q8 (``LOG2_MANTISSA_BITS`` mantissa bits)."""
+    return MantissaTable.build(
+        width,
+        LOG2_MANTISSA_BITS,
+        lambda low, span: round(math.log2(low + (span - 1) / 2) * ACTIVITY_ONE),
+    )
+
+
+def abc_reciprocal_table(width: int = STATE_WIDTH) -> MantissaTable:
+    """``1/n`` in Q32 for a Q16 count ``n`` below ``2^COUNT_WIDTH`` (1.0 for ``n <= 1``).
+
+    Valued at the row's low end, so whole counts up to ``2^RECIPROCAL_MANTISSA_BITS`` (the
+    first packets after an idle period) get their exact weight.
+    """
+    scale = 1 << (RECIPROCAL_FRAC_BITS + STATE_FRAC_BITS)
+    return MantissaTable.build(
+        width,
+        RECIPROCAL_MANTISSA_BITS,
+        lambda low, _span: min(round(scale / low), 1 << RECIPROCAL_FRAC_BITS),
+        COUNT_WIDTH,
+    )
+
+
+def _wrap_elapsed(now: int, last: int) -> int:
+    return (now - last) % TIMESTAMP_MOD
+
+
+def _decay(value: int, factor: int) -> int:
+    return (value * factor) >> DECAY_FRAC_BITS
+
+
+@dataclass(frozen=True)
+class MeterState:
+    """Registers of one aggregate slot: last arrival (bit<48>), S (bit<64>), N (bit<64>)."""
+
+    last: int = 0
+    bytes_q16: int = 0
+    time_q16: int = 0
+
+
+@dataclass(frozen=True)
+class AbcTables:
+    """The tables the control plane writes for one slice's memories."""
+
+    meter_decay: tuple[DecayRow, ...]
+    average_decay: tuple[DecayRow, ...]
+    log2: MantissaTable
+    reciprocal: MantissaTable
+
+    @classmethod
+    def for_config(cls, config: AbcConfig) -> AbcTables:
+        return cls(
+            abc_decay_table(config.meter_memory_s),
+            abc_decay_table(config.average_memory_s),
+            abc_log2_table(),
+            abc_reciprocal_table(),
+        )
+
+
+def abc_meter_step(
+    state: MeterState, config: AbcConfig, tables: AbcTables, now: int, packet_bytes: int
+) -> tuple[MeterState, int]:
+    """One packet through its aggregate's meter: the new state and its biased Q8 activity.
+
+    P4: action ``meter_time`` (RMW ``last``) -> range table ``meter_decay`` (f) -> action
+    ``meter_update`` (RMW ``S`` and ``N`` together, bit<128> products) -> LPM ``log2_bytes``
+    and ``log2_time`` on the updated S and N -> action ``set_activity``.
+    """
+    elapsed = _wrap_elapsed(now, state.last)
+    factor = decay_factor(tables.meter_decay, elapsed)
+    memory = config.meter_memory_ticks << STATE_FRAC_BITS
+    decayed = _decay(state.bytes_q16, factor) + (packet_bytes << STATE_FRAC_BITS)
+    bytes_q16 = min(decayed, STATE_MAX)
+    time_q16 = memory - _decay(memory - state.time_q16, factor)
+    new = MeterState(now, bytes_q16, time_q16)
+    return new, abc_activity(config, tables, bytes_q16, time_q16)
+
+
+def abc_activity(config: AbcConfig, tables: AbcTables, bytes_q16: int, time_q16: int) -> int:
+    """``log2(S/N / R_r)`` biased Q8, clamped; N = 0 (a packet at t_0) counts as the maximum."""
+    if time_q16 == 0:
+        return ACTIVITY_MAX
+    log_bytes = tables.log2.lookup(bytes_q16)
+    log_time = tables.log2.lookup(time_q16)
+    activity = log_bytes + config.activity_offset
+    if activity <= log_time:
+        return 0
+    return min(activity - log_time, ACTIVITY_MAX)
+
+
+@dataclass(frozen=True)
+class SliceState:
+    """Registers of one slice's activity average: last (bit<48>), N (bit<64>, Q16) and A_avg
+    (bit<64>, biased Q8 with ``AVERAGE_EXTRA_BITS`` more)."""
+
+    last: int = 0
+    count_q16: int = 0
+    average: int = ACTIVITY_BIAS << AVERAGE_EXTRA_BITS
+
+
+def drop_threshold(config: AbcConfig, activity: int, average: int) -> int:
+    """``min(burst, max(Q_min, Q_base - gamma*(A - A_avg)))`` in vq units (action data)."""
+    if activity >= average:
+        cut = (config.gamma * (activity - average)) >> GAMMA_FRAC_BITS
+        threshold = config.q_base - cut if cut < config.q_base else 0
+    else:
+        threshold = config.q_base + ((config.gamma * (average - activity)) >> GAMMA_FRAC_BITS)
+    return min(config.burst_limit, max(config.q_min, threshold))
+
+
+def abc_slice_step(
+    state: SliceState,
+    config: AbcConfig,
+    tables: AbcTables,
+    now: int,
+    activity: int,
+    queue_delay: int,
+) -> tuple[SliceState, Verdict]:
+    """The slice's decision for a packet of ``activity`` with the queue at ``queue_delay``.
+
+    P4: action ``average_time`` (RMW ``last``) -> range table ``average_decay`` (f) -> read
+    ``A_avg``, compare with ``drop_threshold`` -> action ``average_count`` (RMW ``N``: decay,
+    plus one when accepted) -> LPM ``reciprocal`` on N -> action ``average_update`` (RMW
+    ``A_avg``, only when accepted).
+    """
+    elapsed = _wrap_elapsed(now, state.last)
+    factor = decay_factor(tables.average_decay, elapsed)
+    threshold = drop_threshold(config, activity, state.average >> AVERAGE_EXTRA_BITS)
+    accepted = queue_delay <= threshold
+    count = _decay(state.count_q16, factor) + (1 << STATE_FRAC_BITS if accepted else 0)
+    average = state.average
+    if accepted:
+        weight = tables.reciprocal.lookup(count)
+        sample = activity << AVERAGE_EXTRA_BITS
+        step = (weight * abs(sample - average)) >> RECIPROCAL_FRAC_BITS
+        average = average + step if sample >= average else average - step
+    verdict = Verdict.FORWARD if accepted else Verdict.DROP
+    return SliceState(now, count, average), verdict
+
+
+def aggregate_slot(config: AbcConfig, dp_sid: int, source: ipaddress.IPv4Address) -> int:
+    """Register index of a packet's aggregate: ``dp_sid * AGGREGATE_SLOTS + crc32(key) % slots``.
+
+    The key is the source address masked to ``prefix_length`` bits (32 for the address). Two
+    aggregates in one slot share a meter: their summed rate only raises both activities.
+    """
+    mask = (0xFFFFFFFF << (32 - config.prefix_length)) & 0xFFFFFFFF
+    key = (int(source) & mask).to_bytes(4, "big")
+    return dp_sid * AGGREGATE_SLOTS + zlib.crc32(key) % AGGREGATE_SLOTS
