@@ -1,4 +1,4 @@
-"""The ABC test vector `p4/tests/vectors/abc/paper_cbr.json`, computed by ``domain/abc.py``.
+"""The ABC test vector `p4/tests/vectors/steps/abc_paper_cbr.json`, computed by ``domain/abc.py``.
 
 The paper's Fig. 4 setting in miniature: a 50 Mbit/s slice with a 24-packet burst limit and the
 paper's ABC defaults, client0 (10.0.0.1) sending CBR at 80 Mbit/s and client1 (10.0.0.2) at
@@ -28,7 +28,7 @@ from sliceportal.domain.abc import (
 )
 from sliceportal.domain.dataplane import byte_time
 
-PATH = Path(__file__).resolve().parents[3] / "p4/tests/vectors/abc/paper_cbr.json"
+PATH = Path(__file__).resolve().parents[3] / "p4/tests/vectors/steps/abc_paper_cbr.json"
 RATE_BPS = 50e6
 PACKET_BYTES = 1500
 PACKET_S = PACKET_BYTES * 8 / RATE_BPS

@@ -1,4 +1,5 @@
-"""Replays the ABC vector (p4/tests/vectors/abc/) through the reference, packet by packet.
+"""Replays the ABC vector (p4/tests/vectors/steps/abc_paper_cbr.json) through the reference,
+packet by packet.
 
 The emulator does not run ABC yet, so tests/emulator/model/test_vectors.py does not read this
 directory; the P4/emulator step will replay the same file there.
