@@ -123,13 +123,13 @@ def set_up(base: str, username: str, links: int) -> tuple[dict[str, str], list[i
 
 
 def slice_body(number: int, link_id: int) -> dict[str, object]:
-    """1 Mbit/s, 10 ms bursts, priorities 1-7 in turn (0 is best effort's): thousands of them
-    stay admissible."""
+    """1 Mbit/s, 20 ms bursts (a burst must hold one 1518-byte frame: 12.1 ms at 1 Mbit/s),
+    priorities 1-7 in turn (0 is best effort's): thousands of them stay admissible."""
     return {
         "name": f"bench-{number}",
         "ipv4_prefixes": [f"10.{number // 256 % 256}.{number % 256}.0/24"],
         "rate_bps": 1e6,
-        "burst_limit_s": 0.01,
+        "burst_limit_s": 0.02,
         "priority": 1 + number % 7,
         "link_ids": [link_id],
     }

@@ -224,7 +224,9 @@ def activation(database_url: str, redis_url: str, workdir: Path, count: int) -> 
             for n in range(1, count + 1):
                 body = {
                     "name": f"bench-{n}",
-                    "ipv4_prefixes": [f"10.{n}.{p}.0/24" for p in range(5)],
+                    "ipv4_prefixes": [
+                        f"10.{(5 * n + p) // 256}.{(5 * n + p) % 256}.0/24" for p in range(5)
+                    ],
                     "rate_bps": 1e6,
                     "burst_limit_s": 0.02,
                     "priority": 7,
