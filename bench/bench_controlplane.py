@@ -163,6 +163,19 @@ def scratch_database() -> Iterator[str]:
             shutil.rmtree(workdir, ignore_errors=True)
 
 
+def slice_body(n: int, link_id: int) -> dict[str, object]:
+    """The `n`th timed slice: five prefixes (11 entries with its policy and routes), 1 Mbit/s,
+    a 20 ms burst (it must hold one 1518-byte frame: 12.1 ms at 1 Mbit/s)."""
+    return {
+        "name": f"bench-{n}",
+        "ipv4_prefixes": [f"10.{(5 * n + p) // 256}.{(5 * n + p) % 256}.0/24" for p in range(5)],
+        "rate_bps": 1e6,
+        "burst_limit_s": 0.02,
+        "priority": 7,
+        "link_ids": [link_id],
+    }
+
+
 def bench_activation(count: int) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench-controlplane-"))
     redis = embedded.start_embedded_redis(workdir / "redis")
@@ -222,17 +235,7 @@ def activation(database_url: str, redis_url: str, workdir: Path, count: int) -> 
         latencies = []
         with TestClient(create_app(settings)) as api:
             for n in range(1, count + 1):
-                body = {
-                    "name": f"bench-{n}",
-                    "ipv4_prefixes": [
-                        f"10.{(5 * n + p) // 256}.{(5 * n + p) % 256}.0/24" for p in range(5)
-                    ],
-                    "rate_bps": 1e6,
-                    "burst_limit_s": 0.02,
-                    "priority": 7,
-                    "link_ids": [link_id],
-                }
-                response = api.post("/api/v1/slices", json=body, headers=headers)
+                response = api.post("/api/v1/slices", json=slice_body(n, link_id), headers=headers)
                 accepted = time.perf_counter()
                 assert response.status_code == 201, response.text
                 slice_id = response.json()["id"]
