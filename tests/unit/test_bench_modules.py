@@ -1,6 +1,7 @@
-"""Every benchmark of `make bench` still imports: `make test` does not run them (they time
-things), so a renamed module would otherwise surface only when someone benchmarks. Each is
-loaded in a fresh interpreter, as `make bench` runs it (some put tests/ folders on the path)."""
+"""Every benchmark of `make bench` still imports, and the slices they create are ones the API
+accepts: `make test` does not run them (they time things), so a renamed module or a tightened
+limit would otherwise surface only when someone benchmarks. Each is loaded in a fresh
+interpreter, as `make bench` runs it (some put tests/ folders on the path)."""
 
 from __future__ import annotations
 
