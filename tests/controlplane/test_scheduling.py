@@ -52,7 +52,9 @@ def test_a_dirty_switch_gets_one_more_run_and_a_deploy_wins(client: redis.Redis)
     assert coalescer.take_dirty(switch) is None
     coalescer.mark_dirty(switch, deploy=True)
     coalescer.mark_dirty(switch, deploy=False)  # does not downgrade the deploy
+    assert coalescer.dirty(switch) is True  # the probe's look leaves the mark in place
     assert coalescer.take_dirty(switch) is True
+    assert coalescer.dirty(switch) is None
 
 
 def test_the_breaker_backs_off_doubling_up_to_its_cap_and_closes_when_answered(

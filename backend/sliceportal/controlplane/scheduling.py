@@ -8,7 +8,8 @@ key set sends nothing, since the queued task reads the database when it runs. Th
 the key as it starts (`release`), so a change arriving while it runs queues the next one. At
 most one runs (the switch's advisory lock, `reconciler.switch_lock`): a run finding the switch
 held marks it dirty and returns, and the run holding it queues exactly one more when it ends
-(`take_dirty`). Deploys and the API's reconciliations are sent as they are (the API answers
+(`take_dirty`). A holder that dies leaves its mark behind: the probe finds it and queues the
+run it asked for. Deploys and the API's reconciliations are sent as they are (the API answers
 with their task id); they mark and take the dirty flag like the others.
 
 **Circuit breaker.** A switch that did not answer (connection refused, or no answer within the
@@ -89,6 +90,12 @@ class Coalescer:
             self._client.set(self._dirty(switch_id), _DEPLOY, ex=DIRTY_TTL_S)
         else:
             self._client.set(self._dirty(switch_id), b"reconcile", nx=True, ex=DIRTY_TTL_S)
+
+    def dirty(self, switch_id: int) -> bool | None:
+        """The mark, left in place: None when there is none, else whether a deploy was
+        asked for."""
+        mark: Any = self._client.get(self._dirty(switch_id))
+        return None if mark is None else mark == _DEPLOY
 
     def take_dirty(self, switch_id: int) -> bool | None:
         """Clear the mark; None when there was none, else whether a deploy was asked for."""

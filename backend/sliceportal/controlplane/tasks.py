@@ -204,6 +204,12 @@ def probe_switches(self: Task[Any, Any]) -> int:
             deploy = reopened and bool(coalescer.take_dirty(switch.id))
             queue_reconcile(switch.id, deploy=deploy)
             sent += 1
+        elif (asked := coalescer.dirty(switch.id)) is not None:
+            # One more run was asked of the run holding the switch, which may have died
+            # with its process (and a run delivered again at once found the switch still
+            # held): ask again, coalesced; a live holder takes the mark when it ends.
+            queue_reconcile(switch.id, deploy=asked)
+            sent += 1
     return sent
 
 
