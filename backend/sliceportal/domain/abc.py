@@ -48,10 +48,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sliceportal.domain import p4constants as c
-from sliceportal.domain.dataplane import VQ_UNITS_PER_S, DataplaneValueError, floor_vq_units
-
-TICKS_PER_S = 1_000_000_000 // c.TIMESTAMP_TICK_NS
-TIMESTAMP_MOD = 1 << c.TIMESTAMP_WIDTH
+from sliceportal.domain.dataplane import (
+    TICKS_PER_S,
+    TIMESTAMP_MOD,
+    VQ_UNITS_PER_S,
+    DataplaneValueError,
+    Verdict,
+    floor_vq_units,
+    ticks_since,
+)
+from sliceportal.domain.spec import MAX_BURST_LIMIT_S
 
 DECAY_FRAC_BITS = 31
 DECAY_ONE = 1 << DECAY_FRAC_BITS
@@ -93,11 +99,6 @@ class AggregateKey(StrEnum):
     SOURCE_PREFIX = "source_prefix"
 
 
-class Verdict(StrEnum):
-    FORWARD = "forward"
-    DROP = "drop"
-
-
 PAPER_PACKET_BYTES = 1500
 PAPER_THRESHOLDS_PACKETS = (6, 20, 16)
 """The paper's Q_min, Q_base and gamma, in packets of ``PAPER_PACKET_BYTES``."""
@@ -132,13 +133,12 @@ class AbcConfig:
             REFERENCE_RATE_MAX_BPS,
             "bit/s",
         )
-        burst_max = c.BURST_LIMIT_MAX_NS / 1e9
-        _in_range(self.burst_limit_s, "burst_limit_s", 0.0, burst_max, "s")
+        _in_range(self.burst_limit_s, "burst_limit_s", 0.0, MAX_BURST_LIMIT_S, "s")
         for name in ("q_min_s", "q_base_s"):
             _in_range(getattr(self, name), name, 0.0, self.burst_limit_s, "s (the burst limit)")
         if self.q_base_s < self.q_min_s:
             raise DataplaneValueError("q_base_s", "must be at least q_min_s")
-        _in_range(self.gamma_s, "gamma_s", 0.0, burst_max, "s per unit of activity")
+        _in_range(self.gamma_s, "gamma_s", 0.0, MAX_BURST_LIMIT_S, "s per unit of activity")
         low = 0 if self.key is AggregateKey.SOURCE_PREFIX else 32
         if not isinstance(self.prefix_length, int) or not low <= self.prefix_length <= 32:
             raise DataplaneValueError("prefix_length", f"must be in [{low}, 32]")
@@ -155,15 +155,15 @@ class AbcConfig:
 
     @property
     def q_min(self) -> int:
-        return _vq(self.q_min_s)
+        return floor_vq_units(self.q_min_s, "q_min_s")
 
     @property
     def q_base(self) -> int:
-        return _vq(self.q_base_s)
+        return floor_vq_units(self.q_base_s, "q_base_s")
 
     @property
     def burst_limit(self) -> int:
-        return _vq(self.burst_limit_s)
+        return floor_vq_units(self.burst_limit_s, "burst_limit_s")
 
     @property
     def gamma(self) -> int:
@@ -180,10 +180,6 @@ class AbcConfig:
     @property
     def meter_memory_ticks(self) -> int:
         return round(self.meter_memory_s * TICKS_PER_S)
-
-
-def _vq(seconds: float) -> int:
-    return floor_vq_units(seconds, "threshold")
 
 
 @dataclass(frozen=True)
@@ -309,10 +305,6 @@ def abc_reciprocal_table(width: int = STATE_WIDTH) -> MantissaTable:
     )
 
 
-def _wrap_elapsed(now: int, last: int) -> int:
-    return (now - last) % TIMESTAMP_MOD
-
-
 def _decay(value: int, factor: int) -> int:
     return (value * factor) >> DECAY_FRAC_BITS
 
@@ -354,7 +346,7 @@ def abc_meter_step(
     ``meter_update`` (RMW ``S`` and ``N`` together, bit<128> products) -> LPM ``log2_bytes``
     and ``log2_time`` on the updated S and N -> action ``set_activity``.
     """
-    elapsed = _wrap_elapsed(now, state.last)
+    elapsed = ticks_since(now, state.last)
     factor = decay_factor(tables.meter_decay, elapsed)
     memory = config.meter_memory_ticks << STATE_FRAC_BITS
     decayed = _decay(state.bytes_q16, factor) + (packet_bytes << STATE_FRAC_BITS)
@@ -411,7 +403,7 @@ def abc_slice_step(
     plus one when accepted) -> LPM ``reciprocal`` on N -> action ``average_update`` (RMW
     ``A_avg``, only when accepted).
     """
-    elapsed = _wrap_elapsed(now, state.last)
+    elapsed = ticks_since(now, state.last)
     factor = decay_factor(tables.average_decay, elapsed)
     threshold = drop_threshold(config, activity, state.average >> AVERAGE_EXTRA_BITS)
     accepted = queue_delay <= threshold

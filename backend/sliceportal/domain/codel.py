@@ -17,7 +17,8 @@ Units and widths (each value fits the BMv2 register or action parameter it will 
   wrapping to 0 (a ``?:`` in P4), which no table entry would match.
 
 A time ``a`` is "at or after" ``b`` when ``(a - b) mod 2^48`` has its top bit clear: the
-signed difference the virtual queue already uses, so a timestamp wrap costs nothing.
+signed difference the virtual queue already uses (``dataplane.ticks_since`` and ``is_before``),
+so a timestamp wrap costs nothing.
 ``first_above_time`` 0 means "not above target" (RFC 8289's sentinel); a deadline that lands
 on 0 modulo 2^48 is stored as 1, one tick late.
 """
@@ -26,11 +27,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import StrEnum
-from fractions import Fraction
 
 from sliceportal.domain import p4constants as c
-from sliceportal.domain.dataplane import DataplaneValueError, floor_vq_units
+from sliceportal.domain.dataplane import (
+    TICKS_PER_S,
+    TIMESTAMP_MOD,
+    VQ_UNITS_PER_S,
+    DataplaneValueError,
+    Verdict,
+    floor_vq_units,
+    is_before,
+    ticks_since,
+)
+from sliceportal.domain.spec import MAX_BURST_LIMIT_S
 
 COUNT_WIDTH = 32
 COUNT_MAX = (1 << COUNT_WIDTH) - 1
@@ -45,20 +54,9 @@ TARGET_DEFAULT_S = 0.005
 INTERVAL_DEFAULT_S = 0.1
 INTERVAL_MIN_S = 0.001
 """Shortest interval: at 1 us ticks its spacings still have three significant digits."""
-LIMIT_MAX_S = Fraction(c.BURST_LIMIT_MAX_NS, 10**9)
 LPM_MAX_RELATIVE_ERROR = (math.sqrt(2) - 1) / (math.sqrt(2) + 1)
 """Largest |spacing / (interval / sqrt(count)) - 1| of an LPM row (count > 16), before the
 rounding to whole ticks: (sqrt 2 - 1) / (sqrt 2 + 1) = 17.2%, approached as count -> 2^(k+1)."""
-
-_TS_MOD = 1 << c.TIMESTAMP_WIDTH
-_TS_SIGN = 1 << (c.TIMESTAMP_WIDTH - 1)
-_VQ_UNITS_PER_S = 10**9 * c.VQ_UNITS_PER_NS
-
-
-class Verdict(StrEnum):
-    FORWARD = "forward"
-    DROP = "drop"
-    MARK = "mark"
 
 
 @dataclass(frozen=True)
@@ -120,16 +118,15 @@ class CodelConfig:
     ) -> CodelConfig:
         """Validate and convert; each error names its field (``codel.target_s`` ...)."""
         target = floor_vq_units(target_s, "codel.target_s")
-        if not 0 < target <= LIMIT_MAX_S * _VQ_UNITS_PER_S:
+        if not 0 < target <= MAX_BURST_LIMIT_S * VQ_UNITS_PER_S:
             raise DataplaneValueError(
-                "codel.target_s", f"must be in (0, {float(LIMIT_MAX_S)}] s, got {target_s}"
+                "codel.target_s", f"must be in (0, {MAX_BURST_LIMIT_S}] s, got {target_s}"
             )
         interval = floor_vq_units(interval_s, "codel.interval_s") // c.VQ_UNITS_PER_TICK
-        ticks_per_s = 10**9 // c.TIMESTAMP_TICK_NS
-        if not INTERVAL_MIN_S * ticks_per_s <= interval <= LIMIT_MAX_S * ticks_per_s:
+        if not INTERVAL_MIN_S * TICKS_PER_S <= interval <= MAX_BURST_LIMIT_S * TICKS_PER_S:
             raise DataplaneValueError(
                 "codel.interval_s",
-                f"must be in [{INTERVAL_MIN_S}, {float(LIMIT_MAX_S)}] s, got {interval_s}",
+                f"must be in [{INTERVAL_MIN_S}, {MAX_BURST_LIMIT_S}] s, got {interval_s}",
             )
         if not isinstance(ecn_mark, bool):
             raise DataplaneValueError("codel.ecn_mark", f"must be a boolean, got {ecn_mark!r}")
@@ -165,10 +162,6 @@ class CodelState:
     first_above_time: int = 0
 
 
-def _at_or_after(a: int, b: int) -> bool:
-    return not ((a - b) % _TS_MOD) & _TS_SIGN
-
-
 def codel_step(
     state: CodelState, config: CodelConfig, now: int, sojourn: int, ecn_capable: bool
 ) -> tuple[CodelState, Verdict]:
@@ -181,9 +174,9 @@ def codel_step(
     if sojourn < config.target:
         first_above = 0
     elif first_above == 0:
-        first_above = (now + config.interval) % _TS_MOD or 1
+        first_above = (now + config.interval) % TIMESTAMP_MOD or 1
     else:
-        ok_to_drop = _at_or_after(now, first_above)
+        ok_to_drop = not is_before(ticks_since(now, first_above))
 
     dropping, count = state.dropping, state.count
     last_count, drop_next = state.last_count, state.drop_next
@@ -191,17 +184,17 @@ def codel_step(
     if dropping:
         if not ok_to_drop:
             dropping = False
-        elif _at_or_after(now, drop_next):
+        elif not is_before(ticks_since(now, drop_next)):
             signal = True
             count = min(count + 1, COUNT_MAX)
-            drop_next = (drop_next + config.spacing(count)) % _TS_MOD
+            drop_next = (drop_next + config.spacing(count)) % TIMESTAMP_MOD
     elif ok_to_drop:
         signal, dropping = True, True
         delta = (count - last_count) % (1 << COUNT_WIDTH)
-        since = (now - drop_next) % _TS_MOD
-        recent = since < REENTRY_INTERVALS * config.interval or bool(since & _TS_SIGN)
+        since = ticks_since(now, drop_next)
+        recent = since < REENTRY_INTERVALS * config.interval or is_before(since)
         count = delta if delta > 1 and recent else 1
-        drop_next = (now + config.spacing(count)) % _TS_MOD
+        drop_next = (now + config.spacing(count)) % TIMESTAMP_MOD
         last_count = count
 
     verdict = Verdict.FORWARD

@@ -55,6 +55,9 @@ VQ_LAST_SEEN_REGISTER = "SliceportalIngress.vqueue.vq_last_seen"
 NS_PER_S = 1_000_000_000
 BITS_PER_BYTE = 8
 VQ_UNITS_PER_S = NS_PER_S * c.VQ_UNITS_PER_NS
+TICKS_PER_S = NS_PER_S // c.TIMESTAMP_TICK_NS
+TIMESTAMP_MOD = 1 << c.TIMESTAMP_WIDTH
+"""Timestamps and every time computed from them are modulo this, as the switch keeps them."""
 _BYTE_TIME_NUMERATOR = BITS_PER_BYTE * VQ_UNITS_PER_S
 """byte_time * rate_bps == this: vq units per byte times bits per second."""
 _MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
@@ -82,6 +85,14 @@ class Scheme(StrEnum):
     TAIL_DROP = "tail_drop"
     ECN_STEP = "ecn_step"
     METER = "meter"
+
+
+class Verdict(StrEnum):
+    """What a per-packet step of a slice's queue management does with the packet."""
+
+    FORWARD = "forward"
+    DROP = "drop"
+    MARK = "mark"
 
 
 class MatchKind(StrEnum):
@@ -497,6 +508,18 @@ def _fits(value: int, width: int) -> int:
     return value
 
 
+def ticks_since(now: int, then: int) -> int:
+    """``now - then`` in ticks, modulo 2^TIMESTAMP_WIDTH as the switch subtracts timestamps:
+    a timestamp wrap in between costs nothing."""
+    return (now - then) % TIMESTAMP_MOD
+
+
+def is_before(elapsed: int) -> bool:
+    """Whether a `ticks_since` difference is negative (its top bit set): ``now`` is before
+    ``then``, a timestamp that went backwards."""
+    return bool(elapsed >> (c.TIMESTAMP_WIDTH - 1))
+
+
 @dataclass(frozen=True)
 class VirtualQueueState:
     """One slice's registers: vq_delay (vq units) and vq_last_seen (ticks, 0 = no packet)."""
@@ -512,9 +535,8 @@ def vqueue_step(
 
     ``now`` is the ingress timestamp in ticks (modulo 2^TIMESTAMP_WIDTH, as the switch has it).
     """
-    ts_width = c.TIMESTAMP_WIDTH
-    elapsed = (now - state.last_seen) % (1 << ts_width)
-    if state.last_seen == 0 or elapsed >> (ts_width - 1):
+    elapsed = ticks_since(now, state.last_seen)
+    if state.last_seen == 0 or is_before(elapsed):
         elapsed = 0  # first packet, or a timestamp that went backwards
     delay = state.delay
     if elapsed >= c.VQ_ELAPSED_CAP_TICKS:
@@ -540,7 +562,6 @@ def egress_check(
     return False, marked
 
 
-TICKS_PER_S = NS_PER_S // c.TIMESTAMP_TICK_NS
 METER_GREEN, METER_YELLOW, METER_RED = 0, 1, 2
 """v1model's meter colours."""
 
@@ -567,14 +588,13 @@ def meter_step(
     for a timestamp that went backwards), capped at their burst sizes; then RED when the peak
     bucket holds fewer tokens than the packet (nothing is taken), YELLOW when the committed one
     does (the peak bucket pays), else GREEN (both pay)."""
-    ts_width = c.TIMESTAMP_WIDTH
     c_cap = config.cburst * TICKS_PER_S
     p_cap = config.pburst * TICKS_PER_S
     if state.last_seen == 0:
         committed, peak = c_cap, p_cap
     else:
-        elapsed = (now - state.last_seen) % (1 << ts_width)
-        if elapsed >> (ts_width - 1):
+        elapsed = ticks_since(now, state.last_seen)
+        if is_before(elapsed):
             elapsed = 0
         committed = min(c_cap, state.committed + elapsed * config.cir)
         peak = min(p_cap, state.peak + elapsed * config.pir)

@@ -16,17 +16,15 @@ from typing import Any
 
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.abc import (
-    TICKS_PER_S,
     AbcConfig,
     AbcTables,
     MeterState,
     SliceState,
-    Verdict,
     abc_meter_step,
     abc_slice_step,
     aggregate_slot,
 )
-from sliceportal.domain.dataplane import byte_time
+from sliceportal.domain.dataplane import TICKS_PER_S, Verdict, byte_time
 
 PATH = Path(__file__).resolve().parents[3] / "p4/tests/vectors/steps/abc_paper_cbr.json"
 RATE_BPS = 50e6

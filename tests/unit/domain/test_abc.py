@@ -25,15 +25,12 @@ from sliceportal.domain.abc import (
     RECIPROCAL_FRAC_BITS,
     STATE_FRAC_BITS,
     STATE_MAX,
-    TICKS_PER_S,
-    TIMESTAMP_MOD,
     AbcConfig,
     AbcTables,
     AggregateKey,
     MantissaTable,
     MeterState,
     SliceState,
-    Verdict,
     abc_decay_table,
     abc_log2_table,
     abc_meter_step,
@@ -42,7 +39,13 @@ from sliceportal.domain.abc import (
     decay_factor,
     drop_threshold,
 )
-from sliceportal.domain.dataplane import VQ_UNITS_PER_S, DataplaneValueError
+from sliceportal.domain.dataplane import (
+    TICKS_PER_S,
+    TIMESTAMP_MOD,
+    VQ_UNITS_PER_S,
+    DataplaneValueError,
+    Verdict,
+)
 
 ACTIVITY_BOUND = 0.05
 """|A_fixed - A_float| over any packet sequence below (the figure docs/dataplane.md states)."""

@@ -20,11 +20,10 @@ from sliceportal.domain.codel import (
     CodelConfig,
     CodelState,
     ControlLawRow,
-    Verdict,
     codel_sqrt_table,
     codel_step,
 )
-from sliceportal.domain.dataplane import DataplaneValueError
+from sliceportal.domain.dataplane import DataplaneValueError, Verdict
 
 TS_MOD = 1 << c.TIMESTAMP_WIDTH
 TICKS_PER_MS = 1_000_000 // c.TIMESTAMP_TICK_NS
