@@ -1,10 +1,13 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 
 import type { LinkPublic } from '@/lib/api/schema';
 import { mockFetch, now, renderWithProviders, signInForTests } from '@/testing/test-utils';
 
-import { LinkForm, validateLink } from './link-form';
+import { LINK_LIMITS, LinkForm, QUEUE_LIMITS, validateLink } from './link-form';
 
 const MBIT = 1e6;
 const link: LinkPublic = {
@@ -22,6 +25,28 @@ describe('LinkForm', () => {
     expect(validateLink({ ...values, queueCount: '1' }, true).queue_count).toMatch(/from 2 to 8/);
     expect(validateLink({ ...values, queueCount: '2' }, true).queue_count).toBeUndefined();
     expect(validateLink({ ...values, queueCount: '9' }, true).queue_count).toMatch(/from 2 to 8/);
+  });
+
+  it('takes capacities from 1 bit/s to 1 Pbit/s and MTUs of an IPv4 packet, as the API does', () => {
+    expect(validateLink({ ...values, capacityMbps: '0.000001' }, true).capacity_bps).toBeUndefined();
+    expect(validateLink({ ...values, capacityMbps: '0.0000009' }, true).capacity_bps).toMatch(/1 bit\/s/);
+    expect(validateLink({ ...values, capacityMbps: '1000000000' }, true).capacity_bps).toBeUndefined();
+    expect(validateLink({ ...values, capacityMbps: '1000000001' }, true).capacity_bps).toMatch(/1 Pbit\/s/);
+    expect(validateLink({ ...values, mtu: '63' }, true).mtu_bytes).toMatch(/from 64 to 65535/);
+    expect(validateLink({ ...values, mtu: '65535' }, true).mtu_bytes).toBeUndefined();
+  });
+
+  it('has the limits of the OpenAPI document', () => {
+    type Schema = { properties: Record<string, { anyOf?: Record<string, unknown>[] } & Record<string, unknown>> };
+    const openapi: unknown = JSON.parse(readFileSync(resolve(process.cwd(), 'openapi.json'), 'utf8'));
+    const props = (openapi as { components: { schemas: Record<string, Schema> } }).components.schemas.LinkCreate!.properties;
+    const prop = (name: string) => {
+      const p = props[name]!;
+      return (p.anyOf?.find((x) => x.type !== 'null') ?? p) as Record<string, unknown>;
+    };
+    expect([prop('capacity_bps').minimum, prop('capacity_bps').maximum]).toEqual([LINK_LIMITS.capacityMinBps, LINK_LIMITS.capacityMaxBps]);
+    expect([prop('mtu_bytes').minimum, prop('mtu_bytes').maximum]).toEqual([LINK_LIMITS.mtuMin, LINK_LIMITS.mtuMax]);
+    expect([prop('queue_count').minimum, prop('queue_count').maximum]).toEqual([QUEUE_LIMITS.min, QUEUE_LIMITS.max]);
   });
 
   it('says what the capacity counts, frame bytes by default, and sends the line rate as 24 bytes', async () => {

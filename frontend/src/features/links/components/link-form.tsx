@@ -30,6 +30,9 @@ interface Values {
 
 /** A link's queues: best effort keeps one, its slices the others (`links.queue_count`). */
 export const QUEUE_LIMITS = { min: 2, max: 8 } as const;
+/** The API's limits (`domain.spec`): capacities the analytics take, an IPv4 packet's MTU. A unit
+ * test checks them against the OpenAPI document. */
+export const LINK_LIMITS = { capacityMinBps: 1, capacityMaxBps: 1e15, mtuMin: 64, mtuMax: 65535 } as const;
 
 export function validateLink(v: Values, creating: boolean): Record<string, string> {
   const e: Record<string, string> = {};
@@ -41,7 +44,7 @@ export function validateLink(v: Values, creating: boolean): Record<string, strin
   else if (!Number.isInteger(port) || port < 0 || port > 511) e.port = 'A whole number from 0 to 511.';
   const capacity = parseDecimal(v.capacityMbps);
   if (capacity === null) e.capacity_bps = 'Required.';
-  else if (!Number.isFinite(capacity) || capacity < 1e-6 || capacity > 1e9) {
+  else if (!Number.isFinite(capacity) || capacity * MBIT < LINK_LIMITS.capacityMinBps || capacity * MBIT > LINK_LIMITS.capacityMaxBps) {
     e.capacity_bps = 'From 0.000001 Mbit/s (1 bit/s) to 1,000,000,000 Mbit/s (1 Pbit/s).';
   }
   const queues = parseDecimal(v.queueCount);
@@ -53,7 +56,9 @@ export function validateLink(v: Values, creating: boolean): Record<string, strin
     e.frame_overhead_bytes = 'Choose what the capacity counts.';
   }
   const mtu = parseDecimal(v.mtu);
-  if (mtu !== null && (!Number.isInteger(mtu) || mtu < 64 || mtu > 65535)) e.mtu_bytes = 'A whole number from 64 to 65535.';
+  if (mtu !== null && (!Number.isInteger(mtu) || mtu < LINK_LIMITS.mtuMin || mtu > LINK_LIMITS.mtuMax)) {
+    e.mtu_bytes = `A whole number from ${LINK_LIMITS.mtuMin} to ${LINK_LIMITS.mtuMax}.`;
+  }
   return e;
 }
 

@@ -5,8 +5,9 @@
  * The rules mirror the API's, field by field (`api/schemas/slices.py` for single fields,
  * `services/slices._check_rules` for rules across fields), and errors are keyed by the API's
  * field names, so the API's own 422 errors land on the same inputs. A unit test checks these
- * limits against the OpenAPI document.
+ * limits against the OpenAPI document; those of the data plane come from its generated constants.
  */
+import { BURST_LIMIT_MAX_NS, MAX_PRIORITY, RATE_MAX_BPS, RATE_MIN_BPS, VLAN_ID_MAX, VLAN_ID_MIN } from '@/config/p4-constants';
 import type { QueueScheme, SliceCreate, SliceDocument, SlicePublic, SliceUpdate } from '@/lib/api/schema';
 import { MBIT, MS, inputText, parseDecimal } from '@/lib/units';
 
@@ -14,18 +15,18 @@ export const LIMITS = {
   nameMaxLength: 64,
   namePattern: /^[A-Za-z0-9][A-Za-z0-9 _.:/@+-]*$/,
   descriptionMaxLength: 2000,
-  vlanMin: 1,
-  vlanMax: 4094,
+  vlanMin: VLAN_ID_MIN,
+  vlanMax: VLAN_ID_MAX,
   prefixesMax: 64,
   secondsMax: 3600,
-  /** The rates the data plane polices, bit/s (the API's domain.spec). */
-  rateMin: 125_000,
-  rateMax: 400e9,
+  /** The rates the data plane polices, bit/s. */
+  rateMin: RATE_MIN_BPS,
+  rateMax: RATE_MAX_BPS,
   /** The longest burst limit and marking threshold the data plane holds, seconds. */
-  burstLimitMax: 4,
+  burstLimitMax: BURST_LIMIT_MAX_NS / 1e9,
   /** 0 is best effort's (unclassified traffic): slices use 1 to 7. */
   priorityMin: 1,
-  priorityMax: 7,
+  priorityMax: MAX_PRIORITY,
   packetMin: 64,
   packetMax: 65535,
   linksMin: 1,
