@@ -76,7 +76,8 @@ BurstLimit = Annotated[
     Field(
         gt=0,
         le=MAX_BURST_LIMIT_S,
-        description="seconds at the rate; at least one 1518-byte frame's time at the rate",
+        description=f"seconds at the rate; at least one {MIN_BURST_BYTES}-byte frame's time at "
+        "the rate",
     ),
 ]
 BurstBytes = Annotated[
