@@ -27,6 +27,7 @@ def test_create_link_invalid(client: TestClient, operator_headers: Headers) -> N
     switch = create(client, "switches", operator_headers, switch_body())
     for overrides, field in (
         ({"port": 512}, "body.port"),
+        ({"port": 511}, "body.port"),  # BMv2's drop port
         ({"capacity_bps": 0}, "body.capacity_bps"),
         ({"queue_count": 9}, "body.queue_count"),
         ({"queue_count": 1}, "body.queue_count"),  # best effort keeps one queue

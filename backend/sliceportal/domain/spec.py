@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from sliceportal.domain.p4constants import (
+    BMV2_DROP_PORT,
     BURST_LIMIT_MAX_NS,
     MAX_SLICES,
     MIN_BURST_FRAME_BYTES,
@@ -185,6 +186,9 @@ MAX_DP_SID = MAX_SLICES - 1
 """A switch holds MAX_SLICES slice classes; DP_SID 0 is the best-effort class."""
 MAX_PORT = (1 << PORT_WIDTH) - 1
 """v1model's egress_spec is PORT_WIDTH bits."""
+MAX_LINK_PORT = BMV2_DROP_PORT - 1
+"""A link's port: any egress_spec but the top one, which BMv2 reads as "drop" (a link there
+would be stored, and every slice on it fail to deploy)."""
 
 
 def check_queue_count(value: object, field: str = "queue_count") -> int:

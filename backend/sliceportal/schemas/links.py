@@ -9,8 +9,8 @@ from sliceportal.domain import Model
 from sliceportal.domain.spec import (
     MAX_CAPACITY_BPS,
     MAX_FRAME_OVERHEAD_BYTES,
+    MAX_LINK_PORT,
     MAX_MTU_BYTES,
-    MAX_PORT,
     MAX_QUEUES,
     MIN_MTU_BYTES,
     MIN_QUEUES,
@@ -26,7 +26,7 @@ from sliceportal.schemas.common import (
     PublicModel,
 )
 
-Port = Annotated[int, Strict(), Field(ge=0, le=MAX_PORT)]
+Port = Annotated[int, Strict(), Field(ge=0, le=MAX_LINK_PORT)]
 Capacity = Annotated[
     float,
     Strict(),

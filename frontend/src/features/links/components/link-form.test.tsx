@@ -46,6 +46,7 @@ describe('LinkForm', () => {
     };
     expect([prop('capacity_bps').minimum, prop('capacity_bps').maximum]).toEqual([LINK_LIMITS.capacityMinBps, LINK_LIMITS.capacityMaxBps]);
     expect([prop('mtu_bytes').minimum, prop('mtu_bytes').maximum]).toEqual([LINK_LIMITS.mtuMin, LINK_LIMITS.mtuMax]);
+    expect([prop('port').minimum, prop('port').maximum]).toEqual([0, LINK_LIMITS.portMax]);
     expect([prop('queue_count').minimum, prop('queue_count').maximum]).toEqual([QUEUE_LIMITS.min, QUEUE_LIMITS.max]);
   });
 

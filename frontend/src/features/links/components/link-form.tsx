@@ -5,6 +5,7 @@ import { Button } from '@/components/ui/button';
 import { Field } from '@/components/ui/field';
 import { Notice } from '@/components/ui/notice';
 import { UnitInput } from '@/components/ui/unit-input';
+import { BMV2_DROP_PORT } from '@/config/p4-constants';
 import { DEFAULT_MODEL, FRAME_OVERHEADS, MODELS, MODEL_HINTS, MODEL_LABELS } from '@/lib/analysis';
 import type { LinkPublic, Model } from '@/lib/api/schema';
 import { formatDelay } from '@/lib/format';
@@ -32,7 +33,7 @@ interface Values {
 export const QUEUE_LIMITS = { min: 2, max: 8 } as const;
 /** The API's limits (`domain.spec`): capacities the analytics take, an IPv4 packet's MTU. A unit
  * test checks them against the OpenAPI document. */
-export const LINK_LIMITS = { capacityMinBps: 1, capacityMaxBps: 1e15, mtuMin: 64, mtuMax: 65535 } as const;
+export const LINK_LIMITS = { capacityMinBps: 1, capacityMaxBps: 1e15, mtuMin: 64, mtuMax: 65535, portMax: BMV2_DROP_PORT - 1 } as const;
 
 export function validateLink(v: Values, creating: boolean): Record<string, string> {
   const e: Record<string, string> = {};
@@ -41,7 +42,7 @@ export function validateLink(v: Values, creating: boolean): Record<string, strin
   else if (v.name.trim().length > 64 || !NAME.test(v.name.trim())) e.name = 'Up to 64 letters, digits, space and _ . : / @ + -, starting with a letter or digit.';
   const port = parseDecimal(v.port);
   if (port === null) e.port = 'Required.';
-  else if (!Number.isInteger(port) || port < 0 || port > 511) e.port = 'A whole number from 0 to 511.';
+  else if (!Number.isInteger(port) || port < 0 || port > LINK_LIMITS.portMax) e.port = `A whole number from 0 to ${LINK_LIMITS.portMax} (${BMV2_DROP_PORT} is BMv2's drop port).`;
   const capacity = parseDecimal(v.capacityMbps);
   if (capacity === null) e.capacity_bps = 'Required.';
   else if (!Number.isFinite(capacity) || capacity * MBIT < LINK_LIMITS.capacityMinBps || capacity * MBIT > LINK_LIMITS.capacityMaxBps) {
@@ -156,7 +157,7 @@ export function LinkForm({
         <Field label="Name" required error={errors.name}>
           <input type="text" value={values.name} onChange={set('name')} />
         </Field>
-        <Field label="Egress port" required error={errors.port} hint="0–511 (511 is BMv2's drop port).">
+        <Field label="Egress port" required error={errors.port} hint={`0–${LINK_LIMITS.portMax} (${BMV2_DROP_PORT} is BMv2's drop port).`}>
           <input type="text" inputMode="numeric" value={values.port} onChange={set('port')} />
         </Field>
         <Field label="Capacity" required error={errors.capacity_bps}>
