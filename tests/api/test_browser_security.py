@@ -77,16 +77,19 @@ def test_every_answer_carries_the_security_headers(ui_app: FastAPI) -> None:
 
 
 def test_an_internal_error_carries_the_security_headers(settings: Settings) -> None:
-    """A 500 is answered by Starlette's outermost middleware: the headers must still come."""
+    """A 500 is answered by Starlette's outermost middleware: the headers must still come, and
+    the request id the body names."""
     app = create_app(settings)
 
     def fail() -> None:
         raise RuntimeError("boom")
 
     app.add_api_route("/api/v1/fail", fail, methods=["POST"])  # GET: the UI's, when built
-    response = browser(app).post("/api/v1/fail")
+    response = browser(app).post("/api/v1/fail", headers={"X-Request-ID": "r-500"})
     assert response.status_code == 500
     assert_security_headers(response)
+    assert response.headers["x-request-id"] == "r-500"
+    assert response.json()["request_id"] == "r-500"
 
 
 def test_the_api_docs_have_a_policy_of_their_own(ui_app: FastAPI) -> None:

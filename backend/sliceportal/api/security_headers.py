@@ -12,12 +12,12 @@
   it there would pin a development host to HTTPS), or on every response with
   `behind_tls_proxy` when a TLS-terminating proxy speaks plain HTTP to this process.
 
-Pure ASGI, and outside FastAPI's error middleware (`install`), so that a 500 carries them too.
+Pure ASGI, and outside FastAPI's error middleware (`api.main.wrap_outermost`), so that a 500
+carries them too.
 """
 
 from __future__ import annotations
 
-from fastapi import FastAPI
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -70,14 +70,3 @@ class SecurityHeadersMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-
-
-def install(app: FastAPI, *, behind_tls_proxy: bool) -> None:
-    """Wrap `app`'s whole middleware stack, Starlette's error middleware included: middleware
-    added with `add_middleware` runs inside it, and the 500 it answers would go without."""
-    build = app.build_middleware_stack
-
-    def build_with_headers() -> ASGIApp:
-        return SecurityHeadersMiddleware(build(), behind_tls_proxy=behind_tls_proxy)
-
-    app.build_middleware_stack = build_with_headers  # type: ignore[method-assign]
