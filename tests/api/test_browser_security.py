@@ -174,7 +174,13 @@ def test_a_change_by_cookie_needs_the_csrf_token(app: FastAPI, viewer_name: str)
     client = browser(app)
     sign_in(client, viewer_name)
     body = {"name": "by cookie"}
-    for headers in ({}, {"X-CSRF-Token": "forged"}):
+    forged: list[dict[str, str | bytes]] = [
+        {},
+        {"X-CSRF-Token": "forged"},
+        {"X-CSRF-Token": b"\xff\xfe"},  # not UTF-8
+        {"X-CSRF-Token": "x" * 10_000},
+    ]
+    for headers in forged:
         refused = client.post("/api/v1/tokens", json=body, headers=headers)
         assert refused.status_code == 403
         assert refused.headers["content-type"] == "application/problem+json"
