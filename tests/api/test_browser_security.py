@@ -77,16 +77,19 @@ def test_every_answer_carries_the_security_headers(ui_app: FastAPI) -> None:
 
 
 def test_an_internal_error_carries_the_security_headers(settings: Settings) -> None:
-    """A 500 is answered by Starlette's outermost middleware: the headers must still come."""
+    """A 500 is answered by Starlette's outermost middleware: the headers must still come, and
+    the request id the body names."""
     app = create_app(settings)
 
     def fail() -> None:
         raise RuntimeError("boom")
 
     app.add_api_route("/api/v1/fail", fail, methods=["POST"])  # GET: the UI's, when built
-    response = browser(app).post("/api/v1/fail")
+    response = browser(app).post("/api/v1/fail", headers={"X-Request-ID": "r-500"})
     assert response.status_code == 500
     assert_security_headers(response)
+    assert response.headers["x-request-id"] == "r-500"
+    assert response.json()["request_id"] == "r-500"
 
 
 def test_the_api_docs_have_a_policy_of_their_own(ui_app: FastAPI) -> None:
@@ -171,7 +174,13 @@ def test_a_change_by_cookie_needs_the_csrf_token(app: FastAPI, viewer_name: str)
     client = browser(app)
     sign_in(client, viewer_name)
     body = {"name": "by cookie"}
-    for headers in ({}, {"X-CSRF-Token": "forged"}):
+    forged: list[dict[str, str | bytes]] = [
+        {},
+        {"X-CSRF-Token": "forged"},
+        {"X-CSRF-Token": b"\xff\xfe"},  # not UTF-8
+        {"X-CSRF-Token": "x" * 10_000},
+    ]
+    for headers in forged:
         refused = client.post("/api/v1/tokens", json=body, headers=headers)
         assert refused.status_code == 403
         assert refused.headers["content-type"] == "application/problem+json"

@@ -1,5 +1,6 @@
 """HTTP around the operations: the `Allow` header of a 405 on every path of the OpenAPI document,
-and the cap on request bodies (declared or chunked, over a real server)."""
+the cap on request bodies (declared or chunked, over a real server), and credentials that are
+garbage."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 import socket
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
@@ -95,3 +97,35 @@ def test_request_bodies_over_the_cap_are_refused_declared_or_chunked(
         within = http.post("/api/v1/analysis/bounds", content=whitespace_chunks(cap - 2))
         assert within.status_code == 422, within.text  # parsed: whitespace is no document
         assert http.get("/api/v1/switches").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("path", "headers"),
+    [
+        ("/api/v1/switches", {"Cookie": b"sliceportal_session=\xff\xfe"}),
+        ("/api/v1/switches", {"Authorization": b"Bearer \xff\xfe"}),
+        ("/api/v1/switches", {"Authorization": b"Bearer sp_" + b"\xff" * 40}),
+        ("/api/v1/switches", {"Authorization": "Bearer sp_" + "\x00" * 40}),
+        ("/api/v1/stream?token=garbage", {}),
+        ("/api/v1/stream?token=%FF%FE", {}),
+        ("/api/v1/stream?token=a.b.c", {}),
+    ],
+)
+def test_malformed_credentials_are_a_401_problem(
+    client: TestClient, path: str, headers: dict[str, str | bytes]
+) -> None:
+    """A cookie, bearer token or stream ticket that is garbage, or not even UTF-8, is refused
+    as any wrong credential is, never a 500."""
+    response = client.get(path, headers=headers)
+    assert response.status_code == 401, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["type"].endswith("/unauthorized")
+    assert "expired" in response.json()["detail"]  # read and refused, not found missing
+
+
+def test_an_access_token_is_no_stream_ticket(client: TestClient, viewer_headers: Headers) -> None:
+    """`?token=` takes the short-lived stream tickets only, not the login's access token."""
+    access_token = viewer_headers["Authorization"].removeprefix("Bearer ")
+    response = client.get("/api/v1/stream", params={"token": access_token})
+    assert response.status_code == 401, response.text
+    assert "stream ticket" in response.json()["detail"]

@@ -9,18 +9,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from api.problems import assert_refused
 from sliceportal.domain import spec
 from utils.factories import MBIT, create, create_link, link_body, slice_body, switch_body
 
 Headers = dict[str, str]
-
-
-def _refused(response: Any, field: str) -> str:
-    """The 422's message for `field`, after checking it names the field."""
-    assert response.status_code == 422, response.text
-    problem = response.json()
-    assert problem["field"] == field, problem
-    return str(problem["errors"][0]["message"])
 
 
 def test_a_capacity_beyond_the_analytics_is_refused_and_reports_keep_working(
@@ -30,12 +23,12 @@ def test_a_capacity_beyond_the_analytics_is_refused_and_reports_keep_working(
     switch = create(client, "switches", operator_headers, switch_body())
     body = link_body(switch["id"], capacity_bps=1e308)
     response = client.post("/api/v1/links", json=body, headers=operator_headers)
-    assert f"{spec.MAX_CAPACITY_BPS:.0f}" in _refused(response, "body.capacity_bps")
+    assert f"{spec.MAX_CAPACITY_BPS:.0f}" in assert_refused(response, "body.capacity_bps")
     link = create_link(client, operator_headers, capacity_bps=spec.MAX_CAPACITY_BPS)
     too_fast = client.patch(
         f"/api/v1/links/{link['id']}", json={"capacity_bps": 1e16}, headers=operator_headers
     )
-    _refused(too_fast, "body.capacity_bps")
+    assert_refused(too_fast, "body.capacity_bps")
     for url in (
         "/api/v1/reports/network?telemetry_window_s=0",
         f"/api/v1/reports/links/{link['id']}?telemetry_window_s=0",
@@ -52,7 +45,9 @@ def test_report_window_as_documented(client: TestClient, viewer_headers: Headers
     assert ok.status_code == 200, ok.text
     assert ok.json()["parameters"]["telemetry_window_s"] == spec.MAX_REPORT_WINDOW_S
     beyond = {"telemetry_window_s": spec.MAX_REPORT_WINDOW_S + 1}
-    _refused(client.get(url, params=beyond, headers=viewer_headers), "query.telemetry_window_s")
+    assert_refused(
+        client.get(url, params=beyond, headers=viewer_headers), "query.telemetry_window_s"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -61,49 +56,36 @@ def link(client: TestClient, operator_headers: Headers) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("overrides", "field", "smallest"),
+    ("overrides", "field", "bound"),
     [
         ({"rate_bps": 1e-320}, "body.rate_bps", f"{spec.MIN_SLICE_RATE_BPS}"),
         ({"rate_bps": 124_999}, "body.rate_bps", f"{spec.MIN_SLICE_RATE_BPS}"),
         ({"burst_limit_s": 1e-320}, "body.burst_limit_s", "0.001215"),  # 1518 B at 10 Mbit/s
         ({"burst_limit_s": None, "burst_bytes": 1e-320}, "body.burst_bytes", "1518"),
         ({"burst_limit_s": None, "burst_bytes": 1517}, "body.burst_bytes", "1518"),
+        ({"rate_bps": 4.1e11}, "body.rate_bps", f"{spec.MAX_SLICE_RATE_BPS:.0f}"),
+        ({"burst_limit_s": 4.5}, "body.burst_limit_s", f"{spec.MAX_BURST_LIMIT_S:g}"),
+        (  # the switch marks below the burst limit only
+            {"scheme": "ecn_step", "marking_threshold_s": 0.01},
+            "body.marking_threshold_s",
+            "below burst_limit_s",
+        ),
     ],
 )
-def test_rates_and_bursts_below_what_the_data_plane_holds(
+def test_slices_beyond_what_the_data_plane_holds(
     client: TestClient,
     operator_headers: Headers,
     link: dict[str, Any],
     overrides: dict[str, Any],
     field: str,
-    smallest: str,
+    bound: str,
 ) -> None:
-    """Defect 9: such slices were admitted and failed only when deployed; the 422 says the
-    smallest value that works."""
-    body = slice_body([link["id"]], rate_bps=10 * MBIT) | overrides
+    """Defect 9: slices below the data plane's range (a 10 Mbit/s slice with a 10 ms burst
+    limit, and one change) or above it were admitted and failed only when deployed; the 422
+    says the bound that works."""
+    body = slice_body([link["id"]], rate_bps=10 * MBIT, burst_limit_s=0.01) | overrides
     response = client.post("/api/v1/slices", json=body, headers=operator_headers)
-    assert smallest in _refused(response, field)
-
-
-@pytest.mark.parametrize(
-    ("overrides", "field"),
-    [
-        ({"rate_bps": 4.1e11}, "body.rate_bps"),  # above the data plane's 400 Gbit/s
-        ({"burst_limit_s": 4.5}, "body.burst_limit_s"),  # the data plane holds 4 s
-        ({"scheme": "ecn_step", "marking_threshold_s": 0.01}, "body.marking_threshold_s"),
-    ],
-)
-def test_slices_the_data_plane_cannot_hold(
-    client: TestClient,
-    operator_headers: Headers,
-    link: dict[str, Any],
-    overrides: dict[str, Any],
-    field: str,
-) -> None:
-    """Above the data plane's range, or a marking threshold equal to the burst limit (the
-    switch marks below the limit only): refused at the edge, not at deploy."""
-    body = slice_body([link["id"]], burst_limit_s=0.01) | overrides
-    _refused(client.post("/api/v1/slices", json=body, headers=operator_headers), field)
+    assert bound in assert_refused(response, field)
 
 
 @pytest.mark.parametrize(
@@ -131,13 +113,13 @@ def test_numbers_and_booleans_are_strict(
     assert field in [error["field"] for error in response.json()["errors"]]
 
 
-def test_duplicate_prefixes_are_refused(
+def test_duplicate_prefixes_areassert_refused(
     client: TestClient, operator_headers: Headers, link: dict[str, Any]
 ) -> None:
     """Defect 9: a prefix listed twice was silently merged."""
     body = slice_body([link["id"]], ipv4_prefixes=["10.200.1.0/24", "10.200.1.0/24"])
     response = client.post("/api/v1/slices", json=body, headers=operator_headers)
-    assert "10.200.1.0/24" in _refused(response, "body.ipv4_prefixes")
+    assert "10.200.1.0/24" in assert_refused(response, "body.ipv4_prefixes")
 
 
 @pytest.mark.parametrize("until", ["0.5", "1700000000", "true"])
@@ -146,7 +128,7 @@ def test_change_log_times_are_timestamps(
 ) -> None:
     """Defect 9: `until=0.5` was read as half a second after 1970."""
     response = client.get(f"/api/v1/changes?until={until}", headers=operator_headers)
-    _refused(response, "query.until")
+    assert_refused(response, "query.until")
     ok = client.get("/api/v1/changes?until=2030-01-01T00:00:00Z", headers=operator_headers)
     assert ok.status_code == 200
 
@@ -154,7 +136,7 @@ def test_change_log_times_are_timestamps(
 def test_skip_is_bounded(client: TestClient, viewer_headers: Headers) -> None:
     """Defect 9: a skip beyond PostgreSQL's bigint reached the database."""
     response = client.get(f"/api/v1/switches?skip={2**63}", headers=viewer_headers)
-    _refused(response, "query.skip")
+    assert_refused(response, "query.skip")
     ok = client.get(f"/api/v1/switches?skip={spec.MAX_OFFSET}", headers=viewer_headers)
     assert ok.status_code == 200
     assert ok.json()["data"] == []
@@ -171,5 +153,5 @@ def test_a_subnormal_rate_is_refused_by_the_analytics(
         json={"slices": [slice_]},
         headers=viewer_headers,
     )
-    message = _refused(response, "body.slices[0].rate_bps")
+    message = assert_refused(response, "body.slices[0].rate_bps")
     assert f"{spec.MIN_RATE_BPS:g} bit/s" in message

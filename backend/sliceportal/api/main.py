@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import redis
@@ -21,7 +21,7 @@ from fastapi.routing import APIRoute
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sliceportal.api import openapi, problems, security_headers
+from sliceportal.api import openapi, problems
 from sliceportal.api.access_log import redact_access_log
 from sliceportal.api.body_limit import BodyLimitMiddleware
 from sliceportal.api.docs import mount_docs
@@ -34,6 +34,7 @@ from sliceportal.api.gate import (
 )
 from sliceportal.api.router import ROUTERS
 from sliceportal.api.routes import health
+from sliceportal.api.security_headers import SecurityHeadersMiddleware
 from sliceportal.api.spa import mount_spa
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db.session import create_db_engine, create_sessionmaker
@@ -49,7 +50,8 @@ def operation_id(route: APIRoute) -> str:
 
 
 class RequestIdMiddleware:
-    """Take the client's X-Request-ID (if sane) or make one; echo it on every response.
+    """Take the client's X-Request-ID (if sane) or make one; echo it on every response, a 500
+    too (`wrap_outermost`).
 
     It is stored in `request.state.request_id` and lands in the change log. Pure ASGI, since
     BaseHTTPMiddleware costs a task per request.
@@ -74,6 +76,13 @@ class RequestIdMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_id)
+
+
+def wrap_outermost(app: FastAPI, wrap: Callable[[ASGIApp], ASGIApp]) -> None:
+    """Wrap `app`'s whole middleware stack, Starlette's error middleware included: middleware
+    added with `add_middleware` runs inside it, and the 500 it answers would go without."""
+    build = app.build_middleware_stack
+    app.build_middleware_stack = lambda: wrap(build())  # type: ignore[method-assign]
 
 
 def gate_limits(settings: Settings) -> GateLimits:
@@ -125,13 +134,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     problems.install(app)
     openapi.document(app, API_PREFIX, ROUTERS)
-    # Added first, so they run inside the request id middleware: a 503 or 413 carries the id
-    # too; the body limit outside the gate, so that a body read while waiting counts.
+    # Inside the request id and the security headers, which wrap even the error middleware:
+    # a 503, 413 or 500 carries them too; the body limit outside the gate, so that a body read
+    # while waiting counts.
     app.state.gate = RequestGate(gate_limits(settings))
     app.add_middleware(GateMiddleware, gate=app.state.gate)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes)
-    app.add_middleware(RequestIdMiddleware)
-    security_headers.install(app, behind_tls_proxy=settings.behind_tls_proxy)
+    wrap_outermost(
+        app,
+        lambda inner: RequestIdMiddleware(
+            SecurityHeadersMiddleware(inner, behind_tls_proxy=settings.behind_tls_proxy)
+        ),
+    )
     for router in ROUTERS:
         app.include_router(router, prefix=API_PREFIX, responses=problems.RESPONSES)
     mount_docs(app)

@@ -342,7 +342,7 @@ def install(app: FastAPI) -> None:
     def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         request_id = getattr(request.state, "request_id", None)
         logger.exception("unhandled error (request %s)", request_id)
-        response = problem_response(
+        return problem_response(
             request,
             Problem(
                 500,
@@ -351,6 +351,3 @@ def install(app: FastAPI) -> None:
                 request_id=request_id,
             ),
         )
-        if request_id:
-            response.headers["X-Request-ID"] = request_id
-        return response

@@ -12,13 +12,12 @@
   it there would pin a development host to HTTPS), or on every response with
   `behind_tls_proxy` when a TLS-terminating proxy speaks plain HTTP to this process.
 
-Pure ASGI, and outside FastAPI's error middleware (`install`), so that a 500 carries them too.
+Pure ASGI, and outside FastAPI's error middleware (`api.main.wrap_outermost`), so that a 500
+carries them too.
 """
 
 from __future__ import annotations
 
-from fastapi import FastAPI
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -40,6 +39,10 @@ HEADERS = (
     ("X-Content-Type-Options", "nosniff"),
     ("Referrer-Policy", "no-referrer"),
 )
+RawHeaders = tuple[tuple[bytes, bytes], ...]
+_RAW: RawHeaders = tuple((name.lower().encode(), value.encode()) for name, value in HEADERS)
+_RAW_TLS: RawHeaders = (*_RAW, (b"strict-transport-security", HSTS.encode()))
+"""Encoded once: each response only appends the ones it lacks."""
 
 
 def over_tls(scope: Scope, behind_tls_proxy: bool) -> bool:
@@ -58,26 +61,13 @@ class SecurityHeadersMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        tls = over_tls(scope, self.behind_tls_proxy)
+        wanted = _RAW_TLS if over_tls(scope, self.behind_tls_proxy) else _RAW
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                for name, value in HEADERS:
-                    headers.setdefault(name, value)
-                if tls:
-                    headers.setdefault("Strict-Transport-Security", HSTS)
+                headers = message["headers"] = list(message.get("headers", ()))
+                present = {name.lower() for name, _ in headers}
+                headers.extend(header for header in wanted if header[0] not in present)
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-
-
-def install(app: FastAPI, *, behind_tls_proxy: bool) -> None:
-    """Wrap `app`'s whole middleware stack, Starlette's error middleware included: middleware
-    added with `add_middleware` runs inside it, and the 500 it answers would go without."""
-    build = app.build_middleware_stack
-
-    def build_with_headers() -> ASGIApp:
-        return SecurityHeadersMiddleware(build(), behind_tls_proxy=behind_tls_proxy)
-
-    app.build_middleware_stack = build_with_headers  # type: ignore[method-assign]
