@@ -119,7 +119,6 @@ def plane(
         **os.environ,
         "DATABASE_URL": database_url,
         "REDIS_URL": redis.url,
-        "SLICEPORTAL_ENVIRONMENT": "test",
         "SLICEPORTAL_SECRET_KEY": settings.secret_key,
         "SLICEPORTAL_RECONCILE_INTERVAL_S": str(RECONCILE_INTERVAL_S),
         "SLICEPORTAL_TASK_VISIBILITY_TIMEOUT_S": "10",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -43,16 +42,9 @@ UNECHOED = frozenset({"DATABASE_URL", "REDIS_URL", "SLICEPORTAL_SECRET_KEY"})
 """Variables whose invalid value is not repeated in the error: they may hold a password."""
 
 
-class Environment(StrEnum):
-    DEVELOPMENT = "development"
-    TEST = "test"
-    PRODUCTION = "production"
-
-
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SLICEPORTAL_", extra="ignore")
 
-    environment: Environment = Environment.DEVELOPMENT
     database_url: str = Field(
         default="postgresql+psycopg://postgres@127.0.0.1:5432/sliceportal",
         validation_alias="DATABASE_URL",
