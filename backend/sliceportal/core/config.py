@@ -216,17 +216,14 @@ class Settings(BaseSettings):
         """The key that signs and verifies tokens (generated on first use when not set)."""
         if self.secret_key is not None:
             return self.secret_key
-        return signing.key_file(self.key_file_path()).key
+        return signing.key_file(self.data_dir).key
 
     def signing_key_source(self) -> str:
         """Where the signing key comes from, for the log (never the key)."""
         if self.secret_key is not None:
             return "SLICEPORTAL_SECRET_KEY"
-        found = signing.key_file(self.key_file_path())
+        found = signing.key_file(self.data_dir)
         return f"{'generated into' if found.created else 'read from'} {found.path}"
-
-    def key_file_path(self) -> Path:
-        return self.data_dir.resolve() / signing.KEY_FILE_NAME
 
     def tls_directories(self) -> tuple[Path, ...]:
         return self.tls_dirs or (self.data_dir / "tls",)
