@@ -11,6 +11,5 @@ RUN python -m pip install --no-cache-dir -e .
 # reach the portal's (the same layout as `make setup`).
 RUN python -m venv /app/.venv-shell \
  && /app/.venv-shell/bin/pip install --no-cache-dir 'p4runtime-shell==0.0.6'
-ENV SLICEPORTAL_ENVIRONMENT=production
 EXPOSE 8000
 CMD ["sliceportal", "serve", "--host", "0.0.0.0", "--port", "8000"]

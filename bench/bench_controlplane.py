@@ -41,7 +41,7 @@ from sliceportal import security
 from sliceportal.api.main import create_app
 from sliceportal.controlplane.supervisor import Child, Supervisor, celery_children
 from sliceportal.core import embedded
-from sliceportal.core.config import Environment, Settings, get_settings
+from sliceportal.core.config import Settings, get_settings
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.migrate import upgrade
 from sliceportal.db.models import Slice, Switch
@@ -192,11 +192,10 @@ def activation(database_url: str, redis_url: str, workdir: Path, count: int) -> 
     settings = Settings(
         DATABASE_URL=database_url,
         REDIS_URL=redis_url,
-        environment=Environment.TEST,
         secret_key="bench-secret-key-of-a-decent-length",
     )
     env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url}
-    env.update(SLICEPORTAL_ENVIRONMENT="test", SLICEPORTAL_SECRET_KEY=settings.secret_key)
+    env.update(SLICEPORTAL_SECRET_KEY=settings.signing_key())
     address = f"127.0.0.1:{embedded.free_tcp_port()}"
     switch = Child(
         "switch",

@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import text
 
 from sliceportal.core import embedded
-from sliceportal.core.config import Environment, Settings
+from sliceportal.core.config import Settings
 from sliceportal.db.migrate import upgrade
 from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.schemas.choices import Role
@@ -53,7 +53,6 @@ def settings(postgres_server_url: str, redis_url: str) -> Iterator[Settings]:
     yield Settings(
         DATABASE_URL=url,
         REDIS_URL=redis_url,
-        environment=Environment.TEST,
         secret_key=SECRET,
         access_token_minutes=60,
     )
@@ -77,7 +76,6 @@ def portal(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iter
     environment = os.environ | {
         "DATABASE_URL": settings.database_url,
         "REDIS_URL": settings.redis_url,
-        "SLICEPORTAL_ENVIRONMENT": settings.environment.value,
         "SLICEPORTAL_SECRET_KEY": SECRET,
         "SLICEPORTAL_ACCESS_TOKEN_MINUTES": str(settings.access_token_minutes),
     }

@@ -11,7 +11,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import psutil
 import redis
@@ -21,12 +21,16 @@ from sliceportal.controlplane.supervisor import Child
 from sliceportal.core.embedded import EmbeddedRedis, tcp_port_answers
 
 
-def wait_for(condition: Callable[[], object], timeout_s: float, what: str) -> float:
-    """Poll `condition` until it is true; the seconds it took (AssertionError after timeout)."""
+def wait_for(
+    condition: Callable[[], object], timeout_s: float, what: str, *, logs: Sequence[Child] = ()
+) -> float:
+    """Poll `condition` until it is true; the seconds it took. After `timeout_s`, an
+    AssertionError naming `what`, with the end of each of `logs` as it is when the wait fails."""
     start = time.monotonic()
     while not condition():
         if time.monotonic() - start > timeout_s:
-            raise AssertionError(f"not within {timeout_s} s: {what}")
+            shown = "".join(f"\n{tail(child)}" for child in logs)
+            raise AssertionError(f"not within {timeout_s} s: {what}{shown}")
         time.sleep(0.05)
     return time.monotonic() - start
 
@@ -41,7 +45,7 @@ def tail(child: Child, lines: int = 60) -> str:
 
 
 def wait_until_logged(child: Child, text: str, timeout_s: float = 60) -> None:
-    wait_for(lambda: text in log_of(child), timeout_s, f"{child.name} logs {text!r}\n{tail(child)}")
+    wait_for(lambda: text in log_of(child), timeout_s, f"{child.name} logs {text!r}", logs=[child])
 
 
 def kill_pool(worker: Child) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -82,6 +82,37 @@ def leave_an_unserved_pipeline(
         session.close()
 
 
+Deploying = Callable[
+    [bytes | None], contextlib.AbstractContextManager[tuple[Reconciler, Pipeline, int, int]]
+]
+
+
+@pytest.fixture
+def over_an_unserved_pipeline(
+    breaker: Breaker,
+    db: sessionmaker[Session],
+    settings: Settings,
+    engine: sa.Engine,
+    bmv2: EmulatorServer,
+    tmp_path: Path,
+) -> Deploying:
+    """BMv2 in the state a fresh checkout left it (our cookie, an empty device config) with one
+    slice crossing it: given the device config to deploy (None: not compiled), a reconciler
+    deploying it, its pipeline, and the ids of the switch and the slice."""
+
+    @contextlib.contextmanager
+    def deploying(
+        device_config: bytes | None,
+    ) -> Iterator[tuple[Reconciler, Pipeline, int, int]]:
+        pipeline = pipeline_with(settings, tmp_path / "sliceportal.json", device_config)
+        leave_an_unserved_pipeline(bmv2, settings, pipeline.cookie, tmp_path / "missing.json")
+        switch_id, slice_id = bmv2_switch(db, settings, bmv2)
+        with reconciler_for(engine, settings, pipeline, breaker) as reconciler:
+            yield reconciler, pipeline, switch_id, slice_id
+
+    return deploying
+
+
 def test_nothing_is_pushed_to_bmv2_without_its_device_config_and_the_api_says_how_to_get_it(
     breaker: Breaker,
     db: sessionmaker[Session],
@@ -106,29 +137,21 @@ def test_nothing_is_pushed_to_bmv2_without_its_device_config_and_the_api_says_ho
         state, detail = state_of(session, slice_id)
         assert state == "pending" and detail is not None and "make -C p4 compile" in detail
     target = SwitchTarget(0, bmv2.address, bmv2.service.device_id, 1, kind=SwitchKind.BMV2)
-    session = connect(target, settings=settings, pipeline=pipeline)
+    controller = connect(target, settings=settings, pipeline=pipeline)
     try:
-        assert session.pipeline_cookie() is None  # nothing was pushed
+        assert controller.pipeline_cookie() is None  # nothing was pushed
         with pytest.raises(MissingDeviceConfig):
-            session.push_pipeline(pipeline.cookie)
-        assert session.pipeline_cookie() is None
+            controller.push_pipeline(pipeline.cookie)
+        assert controller.pipeline_cookie() is None
     finally:
-        session.close()
+        controller.close()
 
 
 def test_our_cookie_on_a_switch_that_cannot_serve_the_pipeline_is_not_in_sync(
-    breaker: Breaker,
-    db: sessionmaker[Session],
-    settings: Settings,
-    engine: sa.Engine,
-    bmv2: EmulatorServer,
-    tmp_path: Path,
+    over_an_unserved_pipeline: Deploying, db: sessionmaker[Session]
 ) -> None:
     """The state a fresh checkout left a BMv2 in: our cookie, an empty device config."""
-    pipeline = pipeline_with(settings, tmp_path / "sliceportal.json", None)
-    leave_an_unserved_pipeline(bmv2, settings, pipeline.cookie, tmp_path / "missing.json")
-    switch_id, _ = bmv2_switch(db, settings, bmv2)
-    with reconciler_for(engine, settings, pipeline, breaker) as reconciler:
+    with over_an_unserved_pipeline(None) as (reconciler, pipeline, switch_id, _):
         assert reconciler.run(switch_id).outcome is Outcome.NO_DEVICE_CONFIG
     with db() as session:
         switch = session.get(Switch, switch_id)
@@ -140,17 +163,9 @@ def test_our_cookie_on_a_switch_that_cannot_serve_the_pipeline_is_not_in_sync(
 
 
 def test_a_switch_that_lost_the_device_config_behind_our_cookie_gets_the_pipeline_again(
-    breaker: Breaker,
-    db: sessionmaker[Session],
-    settings: Settings,
-    engine: sa.Engine,
-    bmv2: EmulatorServer,
-    tmp_path: Path,
+    over_an_unserved_pipeline: Deploying, db: sessionmaker[Session]
 ) -> None:
-    pipeline = pipeline_with(settings, tmp_path / "sliceportal.json", COMPILED)
-    leave_an_unserved_pipeline(bmv2, settings, pipeline.cookie, tmp_path / "missing.json")
-    switch_id, slice_id = bmv2_switch(db, settings, bmv2)
-    with reconciler_for(engine, settings, pipeline, breaker) as reconciler:
+    with over_an_unserved_pipeline(COMPILED) as (reconciler, _, switch_id, slice_id):
         report = reconciler.run(switch_id)
         assert report.outcome is Outcome.APPLIED and report.pipeline_pushed
         assert report.inserted == 3

@@ -41,7 +41,6 @@ from controlplane.processes import (
     kill_worker,
     log_of,
     restart_redis,
-    tail,
     wait_for,
     wait_until_logged,
 )
@@ -119,7 +118,6 @@ def plane(
         **os.environ,
         "DATABASE_URL": database_url,
         "REDIS_URL": redis.url,
-        "SLICEPORTAL_ENVIRONMENT": "test",
         "SLICEPORTAL_SECRET_KEY": settings.secret_key,
         "SLICEPORTAL_RECONCILE_INTERVAL_S": str(RECONCILE_INTERVAL_S),
         "SLICEPORTAL_TASK_VISIBILITY_TIMEOUT_S": "10",
@@ -255,7 +253,8 @@ def test_a_worker_killed_mid_push_leaves_nothing_missing_or_extra_within_10_s(
         wait_for(
             lambda: "deploying" in states(plane.sessions, ids),
             30,
-            f"a push started\n{tail(plane.worker)}",
+            "a push started",
+            logs=[plane.worker],
         )
         log_before_kill = log_of(plane.worker)
         if kill == "pool":
@@ -269,7 +268,8 @@ def test_a_worker_killed_mid_push_leaves_nothing_missing_or_extra_within_10_s(
         wait_for(
             lambda: converged(plane, emulator, switch_id) and all_active(plane.sessions, ids),
             10 - (time.monotonic() - killed_at),
-            f"converged within 10 s of the kill\n{tail(plane.worker)}",
+            "converged within 10 s of the kill",
+            logs=[plane.worker],
         )
         took = time.monotonic() - killed_at
         if kill == "pool":  # acks_late + reject_on_worker_lost: the interrupted tasks came back
@@ -298,6 +298,21 @@ def _slice_states(api: TestClient, plane: Plane, ids: list[int]) -> set[str]:
     return {api.get(f"/api/v1/slices/{i}", headers=plane.headers).json()["state"] for i in ids}
 
 
+def _reported(
+    api: TestClient, plane: Plane, switch_id: int, ids: list[int]
+) -> tuple[str, bool | None, int | None, set[str]]:
+    """What the API shows: the switch's state, whether its pipeline is in sync, the entries it
+    holds, and the states of the slices `ids`."""
+    status = _switch_status(api, plane, switch_id)
+    sync = status["sync"]
+    return (
+        status["state"],
+        sync["pipeline_in_sync"],
+        sync["entries_installed"],
+        _slice_states(api, plane, ids),
+    )
+
+
 def test_a_restarted_switch_is_reported_down_then_has_pipeline_and_entries_back_within_5_s(
     plane: Plane, made: list[int], address: str, device_id: int
 ) -> None:
@@ -312,18 +327,13 @@ def test_a_restarted_switch_is_reported_down_then_has_pipeline_and_entries_back_
             assert up["sync"]["pipeline_in_sync"] and up["sync"]["entries_installed"] == desired
             emulator.stop(grace=0)
             stopped_at = time.monotonic()
-
-            def reported_down() -> bool:
-                status = _switch_status(api, plane, switch_id)
-                sync = status["sync"]
-                return (
-                    status["state"] == "unreachable"
-                    and sync["pipeline_in_sync"] is None
-                    and sync["entries_installed"] is None
-                    and _slice_states(api, plane, ids) == {"pending"}
-                )
-
-            wait_for(reported_down, 10, f"the outage reported\n{tail(plane.worker)}")
+            down = ("unreachable", None, None, {"pending"})
+            wait_for(
+                lambda: _reported(api, plane, switch_id, ids) == down,
+                10,
+                "the outage reported",
+                logs=[plane.worker],
+            )
             noticed = time.monotonic() - stopped_at
             emulator = EmulatorServer(address, device_id)
             emulator.start()
@@ -338,19 +348,14 @@ def test_a_restarted_switch_is_reported_down_then_has_pipeline_and_entries_back_
                 finally:
                     reader.close()
 
-            took = wait_for(back, 5, f"pipeline and entries back\n{tail(plane.worker)}")
-
-            def reported_up() -> bool:
-                status = _switch_status(api, plane, switch_id)
-                sync = status["sync"]
-                return (
-                    status["state"] == "reachable"
-                    and sync["pipeline_in_sync"] is True
-                    and sync["entries_installed"] == desired
-                    and _slice_states(api, plane, ids) == {"active"}
-                )
-
-            wait_for(reported_up, 5, f"recovery reported\n{tail(plane.worker)}")
+            took = wait_for(back, 5, "pipeline and entries back", logs=[plane.worker])
+            up_again = ("reachable", True, desired, {"active"})
+            wait_for(
+                lambda: _reported(api, plane, switch_id, ids) == up_again,
+                5,
+                "recovery reported",
+                logs=[plane.worker],
+            )
         print(
             f"outage reported {noticed:.2f} s after the switch stopped; pipeline and entries "
             f"back {took:.2f} s after it answered again"
@@ -451,7 +456,8 @@ def test_a_worker_killed_again_and_again_converges_within_10_s_of_the_last_kill(
                 converged(plane, emulator, switch_id) and all_active(plane.sessions, [*ids, new])
             ),
             10 - (time.monotonic() - last_kill),
-            f"converged within 10 s of the last kill\n{tail(plane.worker)}",
+            "converged within 10 s of the last kill",
+            logs=[plane.worker],
         )
         took = time.monotonic() - last_kill
         print(
@@ -486,7 +492,8 @@ def test_redis_down_gives_503_loses_nothing_and_work_resumes(
         took = wait_for(
             lambda: all_active(plane.sessions, [*ids, new]),
             90,
-            f"the slice created while Redis was down is active\n{tail(plane.beat)}",
+            "the slice created while Redis was down is active",
+            logs=[plane.beat],
         )
         assert converged(plane, emulator, switch_id)
         print(
@@ -513,7 +520,8 @@ def test_postgresql_down_gives_503_loses_nothing_and_work_resumes(
         took = wait_for(
             lambda: all_active(plane.sessions, [*ids, new]),
             60,
-            f"work resumed\n{tail(plane.beat)}\n{tail(plane.worker)}",
+            "work resumed",
+            logs=[plane.beat, plane.worker],
         )
         assert converged(plane, emulator, switch_id)
         print(f"active {took:.1f} s after PostgreSQL came back")
@@ -564,7 +572,7 @@ def test_a_lower_election_id_cannot_write_and_a_bad_entry_fails_only_its_slice(
                 ]
                 return got if {s["state"] for s in got} <= {"active", "failed"} else []
 
-            wait_for(settled, 30, f"both slices settled\n{tail(plane.worker)}")
+            wait_for(settled, 30, "both slices settled", logs=[plane.worker])
             good, bad = settled()
         assert (good["state"], good["state_detail"]) == ("active", None)
         assert bad["state"] == "failed"

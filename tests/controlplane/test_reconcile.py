@@ -154,12 +154,12 @@ def test_a_restarted_switch_is_backed_off_then_gets_pipeline_and_entries_back(
             state, detail = state_of(session, slice_id)
             assert state == "pending" and "unreachable" in (detail or "")
     target = SwitchTarget(switch_id, address, device_id, ELECTION_ID)
-    assert reconciler.breaker.is_open(target) and not reconciler.breaker.due(target)
+    assert reconciler.breaker.is_open(target) and reconciler.breaker.due([target]) == [False]
     assert reconciler.run(switch_id).outcome is Outcome.BACKED_OFF  # no worker waits on it
     restarted = EmulatorServer(address, device_id)
     restarted.start()
     try:
-        assert reconciler.breaker.close(target)  # as the probe does when it answers
+        assert reconciler.breaker.close([target]) == [True]  # as the probe does when it answers
         report = reconciler.run(switch_id)
         assert report.pipeline_pushed and report.inserted == 6
         assert len(held(restarted, settings)) == 6

@@ -44,7 +44,7 @@ def test_one_reconciliation_is_queued_per_switch_and_freed_as_it_starts(
 
 def test_a_dirty_switch_gets_one_more_run_and_a_deploy_wins(client: redis.Redis) -> None:
     coalescer = Coalescer(client)
-    switch = some_switch()
+    switch, other = some_switch(), some_switch()
     assert coalescer.take_dirty(switch) is None
     coalescer.mark_dirty(switch, deploy=False)
     coalescer.mark_dirty(switch, deploy=False)
@@ -52,9 +52,10 @@ def test_a_dirty_switch_gets_one_more_run_and_a_deploy_wins(client: redis.Redis)
     assert coalescer.take_dirty(switch) is None
     coalescer.mark_dirty(switch, deploy=True)
     coalescer.mark_dirty(switch, deploy=False)  # does not downgrade the deploy
-    assert coalescer.dirty(switch) is True  # the probe's look leaves the mark in place
+    assert coalescer.dirty([switch, other]) == [True, None]  # the probe's look leaves it
     assert coalescer.take_dirty(switch) is True
-    assert coalescer.dirty(switch) is None
+    assert coalescer.dirty([switch]) == [None]
+    assert coalescer.dirty([]) == []
 
 
 def test_the_breaker_backs_off_doubling_up_to_its_cap_and_closes_when_answered(
@@ -62,19 +63,23 @@ def test_the_breaker_backs_off_doubling_up_to_its_cap_and_closes_when_answered(
 ) -> None:
     breaker = Breaker(client, max_backoff_s=4.0)
     target = SwitchTarget(some_switch(), "192.0.2.1:9559", 1, 1)
-    assert not breaker.is_open(target) and breaker.due(target)
+    assert not breaker.is_open(target) and breaker.due([target]) == [True]
     assert [breaker.failed(target) for _ in range(5)] == [1.0, 2.0, 4.0, 4.0, 4.0]
-    assert breaker.is_open(target) and not breaker.due(target)
+    assert breaker.is_open(target) and breaker.due([target]) == [False]
     moved = SwitchTarget(target.switch_id, "192.0.2.2:9559", 1, 1)
     assert not breaker.is_open(moved)  # another address starts closed
-    assert breaker.close(target) and not breaker.close(target)
-    assert not breaker.is_open(target) and breaker.due(target)
+    assert breaker.due([target, moved]) == [False, True]  # in one round trip
+    assert breaker.close([target, moved]) == [True, False]
+    assert breaker.close([target]) == [False]
+    assert not breaker.is_open(target) and breaker.due([target]) == [True]
 
 
 def test_an_open_breaker_is_due_again_once_its_back_off_is_over(client: redis.Redis) -> None:
     breaker = Breaker(client, max_backoff_s=0.2)
     target = SwitchTarget(some_switch(), "192.0.2.1:9559", 1, 1)
     assert breaker.failed(target) == 0.2
-    assert not breaker.due(target)
+    assert breaker.due([target]) == [False]
     time.sleep(0.25)  # the back-off itself is what is tested
-    assert breaker.due(target) and breaker.is_open(target)  # the probe tries, reconciles wait
+    assert breaker.due([target]) == [True] and breaker.is_open(
+        target
+    )  # the probe tries, reconciles wait

@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from sliceportal.core import embedded
-from sliceportal.core.config import Environment, Settings
+from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
 from sliceportal.db.migrate import upgrade
 from sliceportal.db.session import create_db_engine, create_sessionmaker
@@ -137,7 +137,6 @@ def ui_server(
         **os.environ,
         "DATABASE_URL": ui_database_url,
         "REDIS_URL": redis_url,
-        "SLICEPORTAL_ENVIRONMENT": Environment.TEST.value,
         "SLICEPORTAL_SECRET_KEY": SECRET,
         "SLICEPORTAL_LOGIN_ATTEMPTS_PER_MINUTE": "1000",
         "SLICEPORTAL_UI_DIST_DIR": str(dist),

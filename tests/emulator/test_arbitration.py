@@ -32,6 +32,13 @@ def election_id(message: p4r.StreamMessageResponse) -> int:
     return (message.arbitration.election_id.high << 64) | message.arbitration.election_id.low
 
 
+def assert_write_denied(controller: Controller, slice_id: int) -> None:
+    """Writing a slice entry through `controller` is refused: it is not the primary."""
+    with pytest.raises(grpc.RpcError) as caught:
+        controller.write(update(INSERT, slice_entry(slice_id)))
+    assert caught.value.code() == Code.PERMISSION_DENIED
+
+
 def test_first_controller_becomes_primary(server: EmulatorServer) -> None:
     primary = Controller(server.address, 5, arbitrate=False)
     response = primary.arbitrate()
@@ -131,9 +138,7 @@ def test_primary_leaving_leaves_no_primary_until_someone_arbitrates_high_enough(
     notice = backup.next_message()
     assert arbitration_status(notice) == NOT_FOUND
     assert election_id(notice) == 10  # the highest ever seen
-    with pytest.raises(grpc.RpcError) as caught:
-        backup.write(update(INSERT, slice_entry(1)))
-    assert caught.value.code() == Code.PERMISSION_DENIED
+    assert_write_denied(backup, 1)
 
     backup.election_id = 10  # equal to the highest seen is enough
     assert arbitration_status(backup.arbitrate()) == OK
@@ -186,9 +191,7 @@ def test_a_backup_reads_everything_and_disturbs_nothing(
     assert backup.read(table_entry(SLICE_BY_ID)) == [entity(slice_entry(1))]
     controller.write(update(INSERT, slice_entry(2)))
     assert len(backup.read(table_entry(SLICE_BY_ID))) == 2
-    with pytest.raises(grpc.RpcError) as caught:
-        backup.write(update(INSERT, slice_entry(3)))
-    assert caught.value.code() == Code.PERMISSION_DENIED
+    assert_write_denied(backup, 3)
     backup.close()
     controller.write(update(INSERT, slice_entry(3)))
     assert not controller.has_message()  # no arbitration news for the primary, ever
@@ -201,25 +204,13 @@ def test_write_from_a_backup_is_permission_denied(
     controller.election_id = 2
     assert arbitration_status(controller.arbitrate()) == OK
     backup = Controller(server.address, 1)
-    with pytest.raises(grpc.RpcError) as caught:
-        backup.write(update(INSERT, slice_entry(1)))
-    assert caught.value.code() == Code.PERMISSION_DENIED
+    assert_write_denied(backup, 1)
     backup.close()
-
-
-def test_write_without_any_controller_stream_is_permission_denied(server: EmulatorServer) -> None:
-    loner = Controller(server.address, 1, arbitrate=False)
-    with pytest.raises(grpc.RpcError) as caught:
-        loner.write(update(INSERT, slice_entry(1)))
-    assert caught.value.code() == Code.PERMISSION_DENIED
-    loner.close()
 
 
 def test_write_needs_the_primary_election_id_not_just_any(controller: Controller) -> None:
     controller.election_id = 99  # lie in the request, without arbitrating
-    with pytest.raises(grpc.RpcError) as caught:
-        controller.write(update(INSERT, slice_entry(1)))
-    assert caught.value.code() == Code.PERMISSION_DENIED
+    assert_write_denied(controller, 1)
 
 
 def test_write_to_an_unknown_device_or_role_is_not_found(controller: Controller) -> None:

@@ -21,7 +21,7 @@ from emulator.p4rt import (
     table_entry,
     update,
 )
-from emulator.test_arbitration import arbitration_status, election_id
+from emulator.test_arbitration import arbitration_status, assert_write_denied, election_id
 from sliceportal.emulator.server import EmulatorServer
 
 OK, ALREADY_EXISTS, NOT_FOUND = 0, 6, 5
@@ -50,9 +50,7 @@ def test_the_highest_remaining_controller_is_promoted_when_the_primary_leaves(
     assert (arbitration_status(promoted), election_id(promoted)) == (OK, 5)
     assert (arbitration_status(demoted), election_id(demoted)) == (ALREADY_EXISTS, 5)
     second.write(update(INSERT, slice_entry(1)))
-    with pytest.raises(grpc.RpcError) as caught:
-        third.write(update(INSERT, slice_entry(2)))
-    assert caught.value.code() == Code.PERMISSION_DENIED
+    assert_write_denied(third, 2)
     second.close()
     promoted = third.next_message()
     assert (arbitration_status(promoted), election_id(promoted)) == (OK, 3)
@@ -73,9 +71,7 @@ def test_writes_without_a_primary_stream_are_permission_denied(like_bmv2: bool) 
     """Before any stream and after every stream closed (BMv2: "Not primary"), in both modes."""
     with EmulatorServer("127.0.0.1:0", 1, P4INFO, like_bmv2=like_bmv2) as switch:
         loner = Controller(switch.address, 1, arbitrate=False)
-        with pytest.raises(grpc.RpcError) as caught:
-            loner.write(update(INSERT, slice_entry(1)))
-        assert caught.value.code() == Code.PERMISSION_DENIED
+        assert_write_denied(loner, 1)
         loner.close()
 
         primary = Controller(switch.address, 1)
@@ -83,9 +79,7 @@ def test_writes_without_a_primary_stream_are_permission_denied(like_bmv2: bool) 
         primary.write(update(INSERT, slice_entry(1)))
         primary.close()
         after = Controller(switch.address, 1, arbitrate=False)
-        with pytest.raises(grpc.RpcError) as caught:
-            after.write(update(INSERT, slice_entry(2)))
-        assert caught.value.code() == Code.PERMISSION_DENIED
+        assert_write_denied(after, 2)
         after.close()
 
 

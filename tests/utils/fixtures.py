@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.api import problems
 from sliceportal.api.main import create_app
-from sliceportal.core.config import Environment, Settings
+from sliceportal.core.config import Settings
 from sliceportal.db.migrate import upgrade
 from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.schemas.choices import Role
@@ -36,7 +36,6 @@ def settings(
     return Settings(
         DATABASE_URL=migrated_url,
         REDIS_URL=redis_url,
-        environment=Environment.TEST,
         secret_key="test-secret-key-of-a-decent-length",
         login_attempts_per_minute=10_000,
         tls_dirs=(tmp_path_factory.mktemp("tls"),),

@@ -10,6 +10,7 @@ JSON document (:func:`write_json`).
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import sys
 from collections.abc import Iterator
@@ -35,6 +36,28 @@ def host_port(text: str) -> str:
         return check_address(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+def tcp_port(text: str) -> int:
+    """An argparse type: a TCP port, 1..65535."""
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (1..65535)")
+    return int(text)
+
+
+def listen_host(text: str) -> str:
+    """An argparse type: an IP address or host name to listen on (refused before anything
+    starts, not when the server binds)."""
+    from sliceportal.core.config import HOST_NAME
+
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        if not HOST_NAME.match(text):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not an IP address or host name"
+            ) from None
+    return text
 
 
 UNDEFINED_TABLE = "42P01"

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from sliceportal.cli import CliError, host_port
+from sliceportal.cli import CliError, host_port, listen_host, tcp_port
 from sliceportal.core import embedded
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.emulator.defaults import DEFAULT_GRPC_ADDRESS
@@ -41,8 +41,10 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("serve", help="run the portal (embedded services by default)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=int, default=8000, help="HTTP port")
+    parser.add_argument(
+        "--host", type=listen_host, default="127.0.0.1", help="address to listen on"
+    )
+    parser.add_argument("--port", type=tcp_port, default=8000, help="HTTP port")
     parser.add_argument(
         "--data-dir",
         default=None,

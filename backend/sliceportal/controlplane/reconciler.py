@@ -196,13 +196,13 @@ class Reconciler:
             self._switch_problem(switch_id, SwitchState.UNREACHABLE, f"unreachable: {exc}")
             return Report(switch_id, Outcome.UNREACHABLE)
         except SwitchError as exc:
-            self.breaker.close(target)
+            self.breaker.close([target])
             self._switch_problem(switch_id, SwitchState.REACHABLE, f"refused: {exc}")
             return Report(switch_id, Outcome.REFUSED)
         finally:
             if session is not None:
                 session.release_mastership()
-        self.breaker.close(target)
+        self.breaker.close([target])
         return report
 
     def _sync(

@@ -22,6 +22,7 @@ keyed by the switch's id and address, so a switch given another address starts c
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -91,11 +92,13 @@ class Coalescer:
         else:
             self._client.set(self._dirty(switch_id), b"reconcile", nx=True, ex=DIRTY_TTL_S)
 
-    def dirty(self, switch_id: int) -> bool | None:
-        """The mark, left in place: None when there is none, else whether a deploy was
-        asked for."""
-        mark: Any = self._client.get(self._dirty(switch_id))
-        return None if mark is None else mark == _DEPLOY
+    def dirty(self, switch_ids: Sequence[int]) -> list[bool | None]:
+        """Each switch's mark, left in place (one round trip for them all): None when there
+        is none, else whether a deploy was asked for."""
+        if not switch_ids:
+            return []
+        marks: Any = self._client.mget([self._dirty(switch_id) for switch_id in switch_ids])
+        return [None if mark is None else mark == _DEPLOY for mark in marks]
 
     def take_dirty(self, switch_id: int) -> bool | None:
         """Clear the mark; None when there was none, else whether a deploy was asked for."""
@@ -121,10 +124,14 @@ class Breaker:
         """The switch did not answer the last attempt: leave it to the probe."""
         return bool(self._client.exists(self._key(target)))
 
-    def due(self, target: SwitchTarget) -> bool:
-        """Time to try the switch: closed, or its back-off is over."""
-        retry_at: Any = self._client.hget(self._key(target), "retry_at")
-        return retry_at is None or time.time() >= float(retry_at)
+    def due(self, targets: Sequence[SwitchTarget]) -> list[bool]:
+        """For each switch whether it is time to try it: closed, or its back-off is over (one
+        round trip for them all)."""
+        pipe = self._client.pipeline(transaction=False)
+        for target in targets:
+            pipe.hget(self._key(target), "retry_at")
+        now = time.time()
+        return [retry_at is None or now >= float(retry_at) for retry_at in pipe.execute()]
 
     def failed(self, target: SwitchTarget) -> float:
         """Open (or keep open) the breaker; the seconds until the next try."""
@@ -137,6 +144,9 @@ class Breaker:
         pipe.execute()
         return backoff
 
-    def close(self, target: SwitchTarget) -> bool:
-        """The switch answered; whether the breaker was open."""
-        return bool(self._client.delete(self._key(target)))
+    def close(self, targets: Sequence[SwitchTarget]) -> list[bool]:
+        """The switches answered; for each whether its breaker was open (one round trip)."""
+        pipe = self._client.pipeline(transaction=False)
+        for target in targets:
+            pipe.delete(self._key(target))
+        return [bool(deleted) for deleted in pipe.execute()]

@@ -177,20 +177,30 @@ def probe_switches(self: Task[Any, Any]) -> int:
     breaker, coalescer = _breaker(), _coalescer()
     with process_session() as db:
         switches = list(db.scalars(sa.select(Switch).order_by(Switch.id)))
-    due = [(s, t) for s in switches if breaker.due(t := SwitchTarget.of(s))]
+    targets = [SwitchTarget.of(switch) for switch in switches]
+    due = [
+        (switch, target)
+        for switch, target, is_due in zip(switches, targets, breaker.due(targets), strict=True)
+        if is_due
+    ]
     if not due:
         return 0
     with ThreadPoolExecutor(min(PROBE_THREADS, len(due))) as executor:
         answers = list(executor.map(_probe, [target for _, target in due]))
     reconciler = _reconciler(self)
-    sent = 0
+    reached = []
     for (switch, target), answer in zip(due, answers, strict=True):
-        if isinstance(answer, TransientSwitchError):
-            breaker.failed(target)
-            if switch.state is not SwitchState.UNREACHABLE:
-                reconciler.record_unreachable(switch.id, str(answer))
+        if not isinstance(answer, TransientSwitchError):
+            reached.append((switch, target, answer))
             continue
-        reopened = breaker.close(target)
+        breaker.failed(target)
+        if switch.state is not SwitchState.UNREACHABLE:
+            reconciler.record_unreachable(switch.id, str(answer))
+    # Redis is asked once for all of them, not once per switch: fleets run to hundreds.
+    reopened_all = breaker.close([target for _, target, _ in reached])
+    marks = coalescer.dirty([switch.id for switch, _, _ in reached])
+    sent = 0
+    for (switch, _, answer), reopened, asked in zip(reached, reopened_all, marks, strict=True):
         answered = not isinstance(answer, SwitchError)  # else it answered with a refusal
         in_sync = switch.sync is not None and switch.sync.pipeline_in_sync
         stale = (
@@ -204,7 +214,7 @@ def probe_switches(self: Task[Any, Any]) -> int:
             deploy = reopened and bool(coalescer.take_dirty(switch.id))
             queue_reconcile(switch.id, deploy=deploy)
             sent += 1
-        elif (asked := coalescer.dirty(switch.id)) is not None:
+        elif asked is not None:
             # One more run was asked of the run holding the switch, which may have died
             # with its process (and a run delivered again at once found the switch still
             # held): ask again, coalesced; a live holder takes the mark when it ends.

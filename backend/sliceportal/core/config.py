@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -43,16 +42,9 @@ UNECHOED = frozenset({"DATABASE_URL", "REDIS_URL", "SLICEPORTAL_SECRET_KEY"})
 """Variables whose invalid value is not repeated in the error: they may hold a password."""
 
 
-class Environment(StrEnum):
-    DEVELOPMENT = "development"
-    TEST = "test"
-    PRODUCTION = "production"
-
-
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SLICEPORTAL_", extra="ignore")
 
-    environment: Environment = Environment.DEVELOPMENT
     database_url: str = Field(
         default="postgresql+psycopg://postgres@127.0.0.1:5432/sliceportal",
         validation_alias="DATABASE_URL",
@@ -224,17 +216,14 @@ class Settings(BaseSettings):
         """The key that signs and verifies tokens (generated on first use when not set)."""
         if self.secret_key is not None:
             return self.secret_key
-        return signing.key_file(self.key_file_path()).key
+        return signing.key_file(self.data_dir).key
 
     def signing_key_source(self) -> str:
         """Where the signing key comes from, for the log (never the key)."""
         if self.secret_key is not None:
             return "SLICEPORTAL_SECRET_KEY"
-        found = signing.key_file(self.key_file_path())
+        found = signing.key_file(self.data_dir)
         return f"{'generated into' if found.created else 'read from'} {found.path}"
-
-    def key_file_path(self) -> Path:
-        return self.data_dir.resolve() / signing.KEY_FILE_NAME
 
     def tls_directories(self) -> tuple[Path, ...]:
         return self.tls_dirs or (self.data_dir / "tls",)

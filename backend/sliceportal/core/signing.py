@@ -47,8 +47,11 @@ def key_problem(key: str) -> str | None:
 
 
 @lru_cache
-def key_file(path: Path) -> KeyFile:
-    """The key in `path`, generated there first if the file does not exist yet."""
+def key_file(data_dir: Path) -> KeyFile:
+    """The key in `data_dir`, generated there first if it has none yet. Read once per process
+    and directory setting: tokens are signed and verified on every request, and one process
+    never changes keys (rotating the key takes a restart)."""
+    path = data_dir.resolve() / KEY_FILE_NAME
     created = False
     if not path.exists():
         created = _create(path)

@@ -84,6 +84,26 @@ def test_an_invalid_setting_is_one_line_and_exit_2(
 
 
 @pytest.mark.parametrize(
+    ("option", "value", "why"),
+    [
+        ("--port", "70000", "'70000' is not a TCP port (1..65535)"),
+        ("--port", "0", "'0' is not a TCP port (1..65535)"),
+        ("--port", "http", "'http' is not a TCP port (1..65535)"),
+        ("--host", "bad host!", "'bad host!' is not an IP address or host name"),
+    ],
+)
+def test_serve_refuses_a_bad_listen_address_before_it_starts_anything(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, option: str, value: str, why: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--data-dir", str(tmp_path), option, value])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err == f"sliceportal serve: argument {option}: {why} (see sliceportal serve --help)\n"
+    assert not any(tmp_path.iterdir())  # no key, no database, no log
+
+
+@pytest.mark.parametrize(
     ("switches", "why"),
     [
         ("far=8.8.8.8:9559", "'8.8.8.8:9559': 8.8.8.8 is outside the networks switches may be at"),
