@@ -26,7 +26,7 @@ from sliceportal.domain import (
     plan_priorities,
 )
 from sliceportal.domain.planning import DEFAULT_TIME_BUDGET_S
-from sliceportal.domain.spec import DEFAULT_MODEL, SLICE_LEVELS
+from sliceportal.domain.spec import DEFAULT_MODEL, MAX_DELAY_TARGET_S, SLICE_LEVELS
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -96,8 +96,10 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError("must be a number of seconds in (0, 3600]")
+    if not 0 < value <= MAX_DELAY_TARGET_S:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of seconds in (0, {MAX_DELAY_TARGET_S:g}]"
+        )
     return value
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from sliceportal.cli import CliError, database_session
 from sliceportal.core.paths import REPO_ROOT
+from sliceportal.domain.spec import MAX_BIGINT
 
 SHELL_VENV_VARIABLE = "SLICEPORTAL_SHELL_VENV"
 DEFAULT_SHELL_VENV = REPO_ROOT / ".venv-shell"
@@ -85,7 +86,7 @@ def shell_command(args: argparse.Namespace) -> list[str]:
         raise CliError(f"the portal's P4Info {settings.p4info_path} is missing")
     with database_session() as session:
         switch = session.scalar(select(Switch).where(Switch.name == args.switch))
-        if switch is None and args.switch.isdigit() and int(args.switch) < 2**63:
+        if switch is None and args.switch.isdigit() and int(args.switch) <= MAX_BIGINT:
             switch = session.get(Switch, int(args.switch))
         if switch is None:
             names = session.scalars(select(Switch.name).order_by(Switch.name).limit(11))

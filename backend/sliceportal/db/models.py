@@ -28,11 +28,15 @@ from sliceportal.domain.spec import (
     MAX_CAPACITY_BPS,
     MAX_DP_SID,
     MAX_FRAME_OVERHEAD_BYTES,
+    MAX_MTU_BYTES,
     MAX_PORT,
     MAX_QUEUES,
     MAX_RATE_BPS,
+    MAX_VLAN_ID,
+    MIN_MTU_BYTES,
     MIN_QUEUES,
     MIN_RATE_BPS,
+    MIN_VLAN_ID,
     TOP_PRIORITY,
     Framing,
 )
@@ -146,7 +150,9 @@ class Link(ChangeLogged, Timestamped, Base):
         sa.CheckConstraint(
             f"queue_count BETWEEN {MIN_QUEUES} AND {MAX_QUEUES}", name="queue_count_range"
         ),
-        sa.CheckConstraint("mtu_bytes BETWEEN 64 AND 65535", name="mtu_range"),
+        sa.CheckConstraint(
+            f"mtu_bytes BETWEEN {MIN_MTU_BYTES} AND {MAX_MTU_BYTES}", name="mtu_range"
+        ),
         sa.CheckConstraint(
             f"frame_overhead_bytes BETWEEN 0 AND {MAX_FRAME_OVERHEAD_BYTES}",
             name="frame_overhead_range",
@@ -178,7 +184,9 @@ class Link(ChangeLogged, Timestamped, Base):
 class Slice(ChangeLogged, Timestamped, Base):
     __tablename__ = "slices"
     __table_args__ = (
-        sa.CheckConstraint("vlan_id BETWEEN 1 AND 4094", name="vlan_id_range"),
+        sa.CheckConstraint(
+            f"vlan_id BETWEEN {MIN_VLAN_ID} AND {MAX_VLAN_ID}", name="vlan_id_range"
+        ),
         sa.CheckConstraint(
             "vlan_id IS NOT NULL OR cardinality(ipv4_prefixes) > 0", name="has_match"
         ),
@@ -199,7 +207,10 @@ class Slice(ChangeLogged, Timestamped, Base):
             "marking_threshold_s > 0 AND marking_threshold_s <= burst_limit_s",
             name="threshold_within_burst_limit",
         ),
-        sa.CheckConstraint("max_packet_bytes BETWEEN 64 AND 65535", name="max_packet_range"),
+        sa.CheckConstraint(
+            f"max_packet_bytes BETWEEN {MIN_MTU_BYTES} AND {MAX_MTU_BYTES}",
+            name="max_packet_range",
+        ),
         # Clash checks look for slices sharing a prefix (`&&`) under the switch locks.
         sa.Index("ix_slices_ipv4_prefixes", "ipv4_prefixes", postgresql_using="gin"),
         # Clash checks look for slices with the same VLAN.
