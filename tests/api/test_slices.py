@@ -142,7 +142,7 @@ def test_create_slice_across_switches(client: TestClient, operator_headers: Head
     listing prefixes would need their routes out of both ports (test_match_clash.py)."""
     first, second = create_link(client, operator_headers), create_link(client, operator_headers)
     switch = first["switch_id"]
-    same_switch = create(client, "links", operator_headers, link_body(switch, port=511))
+    same_switch = create(client, "links", operator_headers, link_body(switch, port=510))
     created = create(
         client,
         "slices",

@@ -26,6 +26,7 @@ from sliceportal.emulator import entities
 from sliceportal.emulator.errors import Code, P4RuntimeError
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.p4rt.proto import p4r
 from sliceportal.p4rt.session import connect
 from sliceportal.schemas.choices import SwitchState
 from sliceportal.services import slices
@@ -223,6 +224,46 @@ def test_a_refused_entry_fails_only_its_slice_with_the_switchs_error(
     reconciler.run(switch_id)  # the switch takes it now: the slice recovers
     with db() as session:
         assert state_of(session, bad) == ("active", None)
+
+
+@pytest.mark.parametrize("kind", ["insert", "delete"])
+def test_a_refusal_the_read_back_contradicts_is_no_error(
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    reconciler: Reconciler,
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+) -> None:
+    """Another writer (the Write of a run whose worker was killed, still landing) makes the
+    same change just before ours: the switch refuses ours, yet holds exactly what we want."""
+    switch_id, ids = one_switch(db, settings, emulator)
+    if kind == "delete":
+        reconciler.run(switch_id)
+        with db() as session:
+            slices.delete_slice(session, SETUP, ids[1])
+    apply_update = entities.apply_update
+    raced = {
+        "insert": (p4r.Update.INSERT, Code.ALREADY_EXISTS),
+        "delete": (p4r.Update.DELETE, Code.NOT_FOUND),
+    }[kind]
+
+    def lose_the_race(state: object, update: p4r.Update) -> None:
+        apply_update(state, update)  # type: ignore[arg-type]
+        if update.type == raced[0] and update.entity.table_entry.table_id == 0x02000004:
+            raise P4RuntimeError(raced[1], "the other writer was first")
+
+    monkeypatch.setattr(entities, "apply_update", lose_the_race)
+    report = reconciler.run(switch_id)
+    assert report.failed == {"insert": 2, "delete": 1}[kind]  # the slices' policies
+    with db() as session:
+        assert state_of(session, ids[0]) == ("active", None)
+        if kind == "insert":
+            assert state_of(session, ids[1]) == ("active", None)
+        switch = session.get(Switch, switch_id)
+        assert switch is not None and switch.sync is not None
+        assert switch.sync.last_error is None
+        assert switch.sync.entries_installed == switch.sync.entries_desired
 
 
 def test_a_slice_the_data_plane_cannot_hold_fails_with_the_reason(

@@ -15,10 +15,10 @@ Under a per-switch advisory lock (two reconciliations of one switch never interl
    configured first, then the table entries, then the cells nobody wants reset) and read back
    again;
 4. in one transaction: per slice on this switch, record what the switch confirmed
-   (`SliceDeployment`: digest of the confirmed entries, or the error), then move the slice to
-   `active` when every switch it crosses confirmed what it asks for now, to `failed` with the
-   switch's (or the translation's) error text, or leave it waiting; and record the switch's
-   status (`SwitchSync`) and reachability.
+   (`SliceDeployment`: digest of the confirmed entries, or the error of a refusal the read-back
+   still shows), then move the slice to `active` when every switch it crosses confirmed what
+   it asks for now, to `failed` with the switch's (or the translation's) error text, or leave
+   it waiting; and record the switch's status (`SwitchSync`) and reachability.
 
 A switch that does not answer is recorded unreachable, with its slices pending: nothing it held
 is confirmed any more (the API then reports its sync figures as unknown). Its circuit breaker
@@ -134,11 +134,22 @@ def _now() -> dt.datetime:
 @dataclass
 class _Written:
     """The outcome of writing a plan: errors per slice (owners of refused entries) and the
-    refused deletions, which belong to no slice."""
+    refused deletions and meter resets, which belong to no slice. A refusal counts only
+    while the read-back still disagrees (`_record`): a write still landing from a run whose
+    process died makes ours fail with ALREADY_EXISTS for entries that are then exactly right."""
 
     slice_errors: dict[int, str] = dataclasses.field(default_factory=dict)
-    switch_errors: list[str] = dataclasses.field(default_factory=list)
+    refused_deletes: dict[rc.Key, str] = dataclasses.field(default_factory=dict)
+    refused_resets: dict[rc.MeterKey, str] = dataclasses.field(default_factory=dict)
     failed: int = 0
+
+    def switch_errors(
+        self, present: Mapping[rc.Key, TableEntry], meters: Mapping[rc.MeterKey, MeterConfig]
+    ) -> str | None:
+        """The refusals the switch still shows: entries not deleted, cells not reset."""
+        errors = [text for key, text in self.refused_deletes.items() if key in present]
+        errors += [text for key, text in self.refused_resets.items() if key in meters]
+        return "; ".join(errors) or None
 
 
 class Reconciler:
@@ -387,8 +398,10 @@ class Reconciler:
             logged: list[Change] = []
             for row in rows:
                 intent = now_intents.get((row.id, switch_id))
-                error = here.rejected.get(row.id) or written.slice_errors.get(row.id)
-                ok = error is None and intent is not None and rc.confirmed(intent, present, meters)
+                held = intent is not None and rc.confirmed(intent, present, meters)
+                refused = None if held else written.slice_errors.get(row.id)
+                error = here.rejected.get(row.id) or refused
+                ok = error is None and held
                 deployment = deployments.get((row.id, switch_id))
                 if deployment is None:
                     deployment = SliceDeployment(slice_id=row.id, switch_id=switch_id)
@@ -407,7 +420,7 @@ class Reconciler:
             sync = self._set_reachability(db, switch, SwitchState.REACHABLE)
             sync.pipeline_cookie = f"{self.pipeline.cookie:016x}"
             sync.pipeline_in_sync = True
-            sync.last_error = "; ".join(written.switch_errors) or None
+            sync.last_error = written.switch_errors(present, meters)
             sync.entries_desired = len(here.entries)
             sync.entries_installed = len(present)
             db.commit()
@@ -444,7 +457,7 @@ def _write(
         ):
             if not outcome.ok:
                 written.failed += 1
-                written.switch_errors.append(
+                written.refused_resets[key] = (
                     f"switch {name!r} refused the reset of {rc.describe_meter(key)}: {outcome}"
                 )
     return written
@@ -461,7 +474,7 @@ def _write_steps(
             key = rc.entry_key(update.entry)
             text = f"switch {name!r} refused the {update.kind} of {rc.describe(key)}: {outcome}"
             if update.kind is rc.UpdateKind.DELETE:
-                written.switch_errors.append(text)
+                written.refused_deletes[key] = text
             for owner in wanted.owners.get(key, ()):
                 written.slice_errors.setdefault(owner, text)
 
