@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from sliceportal.db.models import Link, Slice, SliceLink, SliceSwitch
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain import units
 from sliceportal.domain.reconcile import SliceIntent, slice_intent
 
 
@@ -41,7 +42,7 @@ def _placement(row: Slice, dp_sid: int, port: int) -> dp.DataplaneSlice:
 def _intent(row: Slice, placements: Iterable[tuple[int, int]]) -> SliceIntent:
     try:
         translated = [_placement(row, dp_sid, port) for dp_sid, port in placements]
-    except dp.DataplaneValueError as exc:
+    except units.DataplaneValueError as exc:
         return SliceIntent(row.id, row.name, error=f"the data plane cannot hold it: {exc}")
     return slice_intent(row.id, row.name, translated)
 

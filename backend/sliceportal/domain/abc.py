@@ -48,7 +48,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sliceportal.domain import p4constants as c
-from sliceportal.domain.dataplane import (
+from sliceportal.domain.spec import MAX_BURST_LIMIT_S
+from sliceportal.domain.units import (
     TICKS_PER_S,
     TIMESTAMP_MOD,
     VQ_UNITS_PER_S,
@@ -57,7 +58,6 @@ from sliceportal.domain.dataplane import (
     floor_vq_units,
     ticks_since,
 )
-from sliceportal.domain.spec import MAX_BURST_LIMIT_S
 
 DECAY_FRAC_BITS = 31
 DECAY_ONE = 1 << DECAY_FRAC_BITS

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sliceportal.domain.dataplane import (
+    CODEL_CONTROL_LAW,
     PREFIX_CLASSIFIER,
     ROUTE_TABLE,
     SLICE_METER,
@@ -59,11 +60,13 @@ MANAGED_METERS: tuple[str, ...] = (SLICE_METER,)
 """The meters whose cells the portal owns (configured cells no slice asks for are reset)."""
 
 INSTALL_ORDER: tuple[tuple[str, ...], ...] = (
+    (CODEL_CONTROL_LAW,),
     (SLICE_POLICY,),
     (VLAN_CLASSIFIER, PREFIX_CLASSIFIER),
     (ROUTE_TABLE,),
 )
-"""Tables in the order their entries are installed: a slice's policy before the classifier
+"""Tables in the order their entries are installed: CoDel's control law before the policies
+that use it, a slice's policy before the classifier
 entries that send packets to it, classification before the route that lets the packets in.
 Entries are removed in the reverse order, so traffic is never classified into a DP_SID whose
 policy is gone. Each group is a separate step (a barrier between Write RPCs), since a P4Runtime

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain import units
 
 Matrix = npt.NDArray[np.int64]
 
@@ -179,7 +180,7 @@ def histogram_edges_vq(hist_targets: Ints) -> Ints:
 
 def histogram_edges_s(hist_targets: Ints) -> Floats:
     """(slices, 7): ``histogram_edges_vq`` in seconds (``dataplane.histogram_edges_s``)."""
-    edges: Floats = histogram_edges_vq(hist_targets) / dp.VQ_UNITS_PER_S
+    edges: Floats = histogram_edges_vq(hist_targets) / units.VQ_UNITS_PER_S
     return edges
 
 
@@ -409,9 +410,9 @@ def batch_metrics(counts: Ints, interval_s: Floats, hist_targets: Ints) -> Batch
     vq_hist, rq_hist = counts[:, _VQ_HIST], counts[:, _RQ_HIST]
     return BatchMetrics(
         interval_s=interval_s.astype(np.float64),
-        throughput_bps=byte_counts["forwarded"] * dp.BITS_PER_BYTE / interval_s,
+        throughput_bps=byte_counts["forwarded"] * units.BITS_PER_BYTE / interval_s,
         packets_per_s=packets["forwarded"] / interval_s,
-        offered_bps=offered_bytes * dp.BITS_PER_BYTE / interval_s,
+        offered_bps=offered_bytes * units.BITS_PER_BYTE / interval_s,
         vq_drop_ratio=_ratio(packets["vq_dropped"], offered),
         rq_drop_ratio=_ratio(packets["real_dropped"], offered),
         mark_ratio=_ratio(packets["ecn_marked"], packets["forwarded"]),
@@ -421,7 +422,7 @@ def batch_metrics(counts: Ints, interval_s: Floats, hist_targets: Ints) -> Batch
         rq_cdf=_cdf(rq_hist),
         hist_target=targets,
         edges_vq=edges_vq,
-        edges_s=edges_vq / dp.VQ_UNITS_PER_S,
+        edges_s=edges_vq / units.VQ_UNITS_PER_S,
         rq_hist=rq_hist,
     )
 
@@ -443,7 +444,7 @@ def register_readings(values: Mapping[str, Column]) -> npt.NDArray[np.uint64]:
 
 def register_json(readings: npt.NDArray[np.uint64]) -> list[str]:
     """The ``registers`` member of each slice's sample JSON (docs/telemetry.md), as text."""
-    delays = _json_numbers(readings[:, 0] / dp.VQ_UNITS_PER_S)
+    delays = _json_numbers(readings[:, 0] / units.VQ_UNITS_PER_S)
     last_seen = readings[:, 1].tolist()
     return [
         f'{{"vq_delay_s": {delay}, "vq_last_seen_ticks": {seen}}}'

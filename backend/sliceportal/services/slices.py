@@ -21,7 +21,7 @@ from sliceportal.db.models import Slice, SliceSla
 from sliceportal.db.queries import links as link_queries
 from sliceportal.db.queries import slices as queries
 from sliceportal.db.queries.links import LockedLink
-from sliceportal.domain import SliceSpec, SpecError, dataplane, slice_spec
+from sliceportal.domain import SliceSpec, SpecError, dataplane, slice_spec, units
 from sliceportal.domain.admission import LinkParams, PathSlice, StoredLevels, admits_surely
 from sliceportal.domain.dataplane import ROUTE_TABLE
 from sliceportal.domain.matchclash import PlacedMatch, first_clash, split_route
@@ -84,7 +84,7 @@ def _check_rules(values: dict[str, Any]) -> None:
             values["marking_threshold_s"],
             values["delay_target_s"],
         )
-    except dataplane.DataplaneValueError as exc:
+    except units.DataplaneValueError as exc:
         raise InvalidFieldError(exc.message, field=exc.field) from None
 
 

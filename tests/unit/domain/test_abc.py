@@ -39,7 +39,7 @@ from sliceportal.domain.abc import (
     decay_factor,
     drop_threshold,
 )
-from sliceportal.domain.dataplane import (
+from sliceportal.domain.units import (
     TICKS_PER_S,
     TIMESTAMP_MOD,
     VQ_UNITS_PER_S,

@@ -14,7 +14,6 @@ from sliceportal.domain.dataplane import (
     VQ_DELAY_HIST,
     VQ_DROPPED,
     CounterValue,
-    DataplaneValueError,
     DelayBucket,
     SliceCounters,
     counter_cells,
@@ -23,6 +22,7 @@ from sliceportal.domain.dataplane import (
     histogram_target,
     slice_stats,
 )
+from sliceportal.domain.units import DataplaneValueError
 
 TARGET = histogram_target(0.02)
 """20 ms: edges 1.25, 2.5, 5, 10, 15, 17.5 and 20 ms."""

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain import units
 from sliceportal.domain.telemetry import (
     CELLS_PER_SLICE,
     COLUMNS,
@@ -268,7 +269,7 @@ def test_each_slice_of_a_batch_has_its_own_edges() -> None:
     ]
 
 
-@given(st.integers(0, 2 * 4 * dp.VQ_UNITS_PER_S))
+@given(st.integers(0, 2 * 4 * units.VQ_UNITS_PER_S))
 def test_edges_of_a_batch_are_the_data_planes(target: int) -> None:
     (edges,) = histogram_edges_vq(np.array([target], dtype=np.int64)).tolist()
     assert tuple(edges) == dp.histogram_edges(target)
@@ -313,7 +314,7 @@ small = st.integers(0, 10**6)
 pair = st.tuples(small, small)
 histogram = st.lists(small, min_size=8, max_size=8).map(tuple)
 slice_counts = st.builds(counts, pair, pair, pair, pair, histogram, histogram)
-hist_target = st.integers(0, 4 * dp.VQ_UNITS_PER_S) | st.sampled_from(
+hist_target = st.integers(0, 4 * units.VQ_UNITS_PER_S) | st.sampled_from(
     [TARGET_20MS, TARGET_30MS, c.HIST_BEST_EFFORT_TARGET_VQ]
 )
 
