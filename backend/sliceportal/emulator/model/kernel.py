@@ -338,11 +338,11 @@ def _codel(sid: int, ts: int, sojourn: int, cls_row: Any, codel: tuple[Any, ...]
     dropping_a, count_a, last_a, next_a, above_a = codel
     interval = cls_row[L.CLS_CODEL_INTERVAL]
     # int64 at once: numba turns uint64 - int64 into float64
-    dropping = np.int64(dropping_a[sid])
-    count = np.int64(count_a[sid])
-    last_count = np.int64(last_a[sid])
-    drop_next = np.int64(next_a[sid])
-    first_above = np.int64(above_a[sid])
+    dropping = int(np.int64(dropping_a[sid]))
+    count = int(np.int64(count_a[sid]))
+    last_count = int(np.int64(last_a[sid]))
+    drop_next = int(np.int64(next_a[sid]))
+    first_above = int(np.int64(above_a[sid]))
     ok_to_drop = False
     if sojourn < cls_row[L.CLS_CODEL_TARGET]:
         first_above = 0
