@@ -368,8 +368,8 @@ def _slice_result(
         overall.vq_drop_ratio,
         overall.real_drop_ratio,
         overall.mark_ratio,
-        _delays(vq_hist, end.bin_us, end.vq_max_us, end.vq_sum_us - start.vq_sum_us, packets),
-        _delays(
+        tap_delays(vq_hist, end.bin_us, end.vq_max_us, end.vq_sum_us - start.vq_sum_us, packets),
+        tap_delays(
             real_hist, end.bin_us, end.real_max_us, end.real_sum_us - start.real_sum_us, packets
         ),
         vq_hist,
@@ -379,7 +379,7 @@ def _slice_result(
     )
 
 
-def _delays(
+def tap_delays(
     hist: npt.NDArray[np.int64], bin_us: int, max_us: int, sum_us: int, packets: int
 ) -> Delays:
     total = int(hist.sum())
