@@ -369,3 +369,27 @@ def test_0012_allows_codel_slices_with_their_parameters_and_its_downgrade_refuse
     finally:
         embedded.drop_database(postgres_server_url, name)
 
+
+def test_0013_counts_aqm_drops_and_the_samples_stored_before_count_none(
+    postgres_server_url: str,
+) -> None:
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    try:
+        upgrade(url, "0012")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            conn.execute(_SAMPLE.format(target="hist_target,", value="1310720000000,"))
+            upgrade(url, "0013")
+            assert conn.execute(
+                "SELECT aqm_dropped_packets, aqm_dropped_bytes FROM telemetry_samples"
+            ).fetchall() == [(0, 0)]
+            with pytest.raises(psycopg.errors.NotNullViolation, match="aqm_dropped_packets"):
+                conn.execute(
+                    _SAMPLE.format(target="hist_target,", value="1310720000000,").replace(
+                        "12:01", "12:02"
+                    )
+                )
+            downgrade(url, "0012")
+            assert conn.execute("SELECT count(*) FROM telemetry_samples").fetchone() == (1,)
+    finally:
+        embedded.drop_database(postgres_server_url, name)

@@ -544,6 +544,10 @@ class TelemetrySample(Base):
     real_dropped_bytes: Mapped[int] = mapped_column(sa.BigInteger)
     ecn_marked_packets: Mapped[int] = mapped_column(sa.BigInteger)
     ecn_marked_bytes: Mapped[int] = mapped_column(sa.BigInteger)
+    aqm_dropped_packets: Mapped[int] = mapped_column(sa.BigInteger)
+    aqm_dropped_bytes: Mapped[int] = mapped_column(sa.BigInteger)
+    """Dropped by the slice's queue management (CoDel) before the burst limit (migration 0013;
+    rows stored before count 0: no scheme dropped there then)."""
     vq_hist: Mapped[list[int]] = mapped_column(postgresql.ARRAY(sa.BigInteger))
     rq_hist: Mapped[list[int]] = mapped_column(postgresql.ARRAY(sa.BigInteger))
     counters_reset: Mapped[bool] = mapped_column(server_default=sa.false())
