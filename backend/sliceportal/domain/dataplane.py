@@ -643,14 +643,19 @@ def histogram_index(dp_sid: int, bucket: int) -> int:
     return (dp_sid << c.HIST_BUCKET_BITS) | bucket
 
 
+PAIR_COUNTERS = (FORWARDED, VQ_DROPPED, REAL_DROPPED, ECN_MARKED, AQM_DROPPED)
+"""The packets-and-bytes counters of a slice, in ``SliceCounters`` order."""
+
+
 def counter_cells(dp_sid: int) -> tuple[tuple[str, int], ...]:
     """The counter cells of one slice, for a poller that reads only the slices that exist.
 
-    These 4 + 2 x HIST_BUCKETS cells; the adapter reads a whole array instead when most of
-    it is wanted (`p4rt.reads.WILDCARD_SHARE`, with BMv2's measured costs).
+    These 5 + 2 x HIST_BUCKETS cells (aqm_dropped counts for codel slices only, and is 0 for
+    the others); the adapter reads a whole array instead when most of it is wanted
+    (`p4rt.reads.WILDCARD_SHARE`, with BMv2's measured costs).
     """
     int_in(dp_sid, "dp_sid", 0, c.MAX_SLICES - 1)
-    cells = [(name, dp_sid) for name in (FORWARDED, VQ_DROPPED, REAL_DROPPED, ECN_MARKED)]
+    cells = [(name, dp_sid) for name in PAIR_COUNTERS]
     for name in (VQ_DELAY_HIST, REAL_DELAY_HIST):
         cells += [(name, histogram_index(dp_sid, b)) for b in range(c.HIST_BUCKETS)]
     return tuple(cells)
@@ -670,6 +675,8 @@ class SliceCounters:
     vq_dropped: CounterValue
     real_dropped: CounterValue
     ecn_marked: CounterValue
+    aqm_dropped: CounterValue
+    """Dropped by the slice's queue management (CoDel) before the burst limit."""
     vq_delay_hist: tuple[int, ...]
     real_delay_hist: tuple[int, ...]
 
@@ -684,7 +691,8 @@ class SliceCounters:
     def zero(cls) -> SliceCounters:
         """The reading of a freshly pushed pipeline."""
         empty = (0,) * c.HIST_BUCKETS
-        return cls(CounterValue(), CounterValue(), CounterValue(), CounterValue(), empty, empty)
+        none = CounterValue()
+        return cls(none, none, none, none, none, empty, empty)
 
     def cells(self) -> tuple[int, ...]:
         values: list[int] = []
@@ -754,8 +762,8 @@ def delay_percentiles(histogram: Sequence[int], target: int) -> DelayPercentiles
 class SliceStats:
     """What a slice did between two readings. Ratios are 0 when nothing was counted.
 
-    Drop ratios are over the packets offered (forwarded + dropped); the mark ratio is over
-    the packets forwarded, since only forwarded packets carry a mark.
+    Drop ratios are over the packets offered (forwarded + dropped, whatever dropped them);
+    the mark ratio is over the packets forwarded, since only forwarded packets carry a mark.
     """
 
     throughput_bps: float
@@ -763,6 +771,7 @@ class SliceStats:
     offered_bps: float
     vq_drop_ratio: float
     real_drop_ratio: float
+    aqm_drop_ratio: float
     mark_ratio: float
     vq_delay: DelayPercentiles | None
     real_delay: DelayPercentiles | None
@@ -794,8 +803,9 @@ def slice_stats(
 
     forwarded, vq_dropped = delta("forwarded"), delta("vq_dropped")
     real_dropped, marked = delta("real_dropped"), delta("ecn_marked")
-    offered = forwarded.packets + vq_dropped.packets + real_dropped.packets
-    offered_bytes = forwarded.bytes + vq_dropped.bytes + real_dropped.bytes
+    aqm_dropped = delta("aqm_dropped")
+    offered = forwarded.packets + vq_dropped.packets + real_dropped.packets + aqm_dropped.packets
+    offered_bytes = forwarded.bytes + vq_dropped.bytes + real_dropped.bytes + aqm_dropped.bytes
     vq_hist = [n - b for n, b in zip(current.vq_delay_hist, base.vq_delay_hist, strict=True)]
     real_hist = [n - b for n, b in zip(current.real_delay_hist, base.real_delay_hist, strict=True)]
     return SliceStats(
@@ -804,6 +814,7 @@ def slice_stats(
         offered_bps=offered_bytes * BITS_PER_BYTE / interval_s,
         vq_drop_ratio=_ratio(vq_dropped.packets, offered),
         real_drop_ratio=_ratio(real_dropped.packets, offered),
+        aqm_drop_ratio=_ratio(aqm_dropped.packets, offered),
         mark_ratio=_ratio(marked.packets, forwarded.packets),
         vq_delay=delay_percentiles(vq_hist, hist_target),
         real_delay=delay_percentiles(real_hist, hist_target),

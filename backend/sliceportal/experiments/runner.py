@@ -201,6 +201,7 @@ def read_slices(session: SwitchSession, dp_sids: Sequence[int]) -> dict[int, dp.
             one(dp.VQ_DROPPED),
             one(dp.REAL_DROPPED),
             one(dp.ECN_MARKED),
+            one(dp.AQM_DROPPED),
             hist(dp.VQ_DELAY_HIST),
             hist(dp.REAL_DELAY_HIST),
         )
