@@ -26,7 +26,7 @@ import dataclasses
 import ipaddress
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from fractions import Fraction
@@ -686,6 +686,21 @@ class SliceCounters:
                 raise DataplaneValueError(name, f"needs {c.HIST_BUCKETS} buckets")
         if any(not isinstance(n, int) or n < 0 for n in self.cells()):
             raise DataplaneValueError("counters", "must be non-negative integers")
+
+    @classmethod
+    def from_cells(
+        cls, values: Mapping[tuple[str, int], tuple[int, int]], dp_sid: int
+    ) -> SliceCounters:
+        """The slice's reading out of a read of its `counter_cells` ((name, index) ->
+        (packets, bytes); histogram cells count packets)."""
+        forwarded, vq_dropped, real_dropped, ecn_marked, aqm_dropped = (
+            CounterValue(*values[(name, dp_sid)]) for name in PAIR_COUNTERS
+        )
+        vq_hist, real_hist = (
+            tuple(values[(name, histogram_index(dp_sid, b))][0] for b in range(c.HIST_BUCKETS))
+            for name in (VQ_DELAY_HIST, REAL_DELAY_HIST)
+        )
+        return cls(forwarded, vq_dropped, real_dropped, ecn_marked, aqm_dropped, vq_hist, real_hist)
 
     @classmethod
     def zero(cls) -> SliceCounters:
