@@ -33,6 +33,7 @@ from fractions import Fraction
 
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.codel import CodelConfig, codel_sqrt_table
+from sliceportal.domain.spec import SliceSpec, SpecError
 from sliceportal.domain.units import (
     BITS_PER_BYTE,
     TICKS_PER_S,
@@ -256,6 +257,59 @@ def slice_policy(
     return SlicePolicy(
         priority, bt, c_delay, m_delay, histogram_target(target), metered, codel_held
     )
+
+
+SCHEME_KEYS = ("scheme", "marking_threshold_s", "codel")
+"""A slice document's queue-management fields (the CLI's analysis input accepts them)."""
+_CODEL_KEYS = ("target_s", "interval_s", "ecn_mark")
+
+
+def check_scheme(doc: Mapping[str, object], spec: SliceSpec, prefix: str = "") -> SlicePolicy:
+    """The slice_policy entry the slice of ``spec`` would get with the scheme ``doc`` names
+    (``scheme`` tail_drop by default, ``marking_threshold_s`` for ecn_step, ``codel``: target_s,
+    interval_s, ecn_mark, each defaulted): the admission checks of a scheme's parameters
+    against the slice (a CoDel target above the delay target, a threshold not below the burst
+    limit), as `SpecError`s naming the field under ``prefix``."""
+    scheme = doc.get("scheme", Scheme.TAIL_DROP)
+    codel = doc.get("codel")
+    threshold = doc.get("marking_threshold_s")
+    try:
+        if scheme not in tuple(Scheme):
+            raise DataplaneValueError("scheme", f"must be one of {[s.value for s in Scheme]}")
+        config = None
+        if scheme == Scheme.CODEL:
+            if codel is None:
+                codel = {}
+            if not isinstance(codel, Mapping):
+                raise DataplaneValueError("codel", "must be an object")
+            unknown = [key for key in codel if key not in _CODEL_KEYS]
+            if unknown:
+                raise DataplaneValueError(
+                    f"codel.{unknown[0]}",
+                    f"unknown field (expected one of {', '.join(_CODEL_KEYS)})",
+                )
+            config = CodelConfig.from_seconds(**codel)
+        elif codel is not None:
+            raise DataplaneValueError("codel", f"{scheme} runs no CoDel")
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, int | float)
+        ):
+            raise DataplaneValueError("marking_threshold_s", "must be a number of seconds")
+        given = doc.get("burst_limit_s")  # else the one spec derived from burst_bytes
+        burst_limit = (
+            given if isinstance(given, float | int) else spec.burst_bytes * 8 / spec.rate_bps
+        )
+        return slice_policy(
+            spec.priority,
+            spec.rate_bps,
+            burst_limit,
+            str(scheme),
+            threshold,
+            spec.delay_target_s,
+            config,
+        )
+    except DataplaneValueError as exc:
+        raise SpecError(prefix + exc.field, exc.message) from None
 
 
 @dataclass(frozen=True)
