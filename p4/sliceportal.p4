@@ -1,5 +1,5 @@
 // sliceportal data plane for v1model (BMv2 simple_switch_grpc): IPv4 routing, slice
-// classification, one virtual queue per slice with tail-drop or ECN-step, a real-queue check
+// classification, one virtual queue per slice with tail-drop, ECN-step or CoDel, a real-queue check
 // in egress and per-slice counters. This file only wires the blocks; each control lives in
 // include/control/, types and sizes in include/shared/. Every P4Runtime object carries a
 // pinned @id, so build/sliceportal.p4info.txtpb stays stable (docs/dataplane.md lists them).
@@ -13,6 +13,7 @@
 #include "include/control/routing.p4"
 #include "include/control/slice_classifier.p4"
 #include "include/control/vqueue.p4"
+#include "include/control/codel.p4"
 #include "include/control/real_queue.p4"
 #include "include/control/slice_monitor.p4"
 
@@ -22,12 +23,14 @@ control SliceportalIngress(inout headers_t hdr,
     Routing() routing;
     SliceClassifier() classifier;
     VirtualQueue() vqueue;
+    SliceCodel() codel;
 
     apply {
         routing.apply(hdr, local_md, standard_metadata);
         if (local_md.routed) {
             classifier.apply(hdr, local_md, standard_metadata);
             vqueue.apply(hdr, local_md, standard_metadata);
+            codel.apply(hdr, local_md, standard_metadata);
         }
     }
 }

@@ -110,6 +110,18 @@ def _check(c: dict[str, Value]) -> None:
     need((2**32 - 1) * units_per_tick < delay_limit, "real-queue delay can overflow")
     cap = -(-(1 << num("VQ_PARAM_WIDTH")) // units_per_tick)
     need(cap * units_per_tick < delay_limit, "drained time can overflow")
+    # CoDel: an interval of BURST_LIMIT_MAX_NS in ticks fits CODEL_INTERVAL_WIDTH, and 16
+    # intervals (the re-entry window) stay below half the timestamp's range.
+    interval_max = num("BURST_LIMIT_MAX_NS") // num("TIMESTAMP_TICK_NS")
+    need(interval_max < 1 << num("CODEL_INTERVAL_WIDTH"), "a CoDel interval can overflow")
+    need(
+        16 * interval_max < 1 << (num("TIMESTAMP_WIDTH") - 1),
+        "16 CoDel intervals do not fit half of TIMESTAMP_WIDTH",
+    )
+    need(
+        num("CODEL_LAW_ROWS") == 16 + num("CODEL_COUNT_WIDTH") - 4,
+        "CODEL_LAW_ROWS: 16 exact counts, then one row per highest bit 4..CODEL_COUNT_WIDTH-1",
+    )
 
 
 def load(path: Path = SOURCE) -> list[Constant]:

@@ -1,9 +1,10 @@
-"""The Python half of bmv2_smoke.sh: push the pipeline and two slices, send, read counters back.
+"""The Python half of bmv2_smoke.sh: push the pipeline and three slices, send, read counters back.
 
 Runs inside the smoke test's network namespace against simple_switch_grpc on 127.0.0.1:9559.
 Entries come from sliceportal.domain.dataplane, so this also checks the translation against a
 real P4Runtime server. It prints what it saw and exits non-zero when the switch did not behave:
-the rate-limited slice must drop, the ECN slice must mark, best effort must pass.
+the rate-limited slice must drop, the ECN slice must mark, CoDel must drop in its overloaded
+slice (aqm_dropped), best effort must pass.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from scapy.all import IP, UDP, Dot1Q, Ether, Raw  # type: ignore[import-untyped]
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.codel import CodelConfig
 from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.p4rt.connection import SwitchTarget
 from sliceportal.p4rt.pipeline import load_pipeline
@@ -29,7 +31,7 @@ SWITCH_MAC = "02:00:00:00:00:fe"
 H1_MAC, H2_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02"
 PACKETS_PER_SLICE = 300
 PAYLOAD_BYTES = 1000
-FRAMES_PER_SECOND = 1500  # 500 per slice: about 4 Mbit/s each, above both slice rates
+FRAMES_PER_SECOND = 2000  # 500 per slice: about 4 Mbit/s each, above every slice rate
 
 ROUTE = dp.Route("10.0.2.0/24", 2, H2_MAC)
 # Both slices are far below what scapy offers (several Mbit/s), so their virtual queues fill.
@@ -59,31 +61,30 @@ VLAN_SLICE = dp.DataplaneSlice(
 )
 
 
+# Overloaded twice over: its queue stays above CoDel's 5 ms target for far longer than the
+# 20 ms interval, so CoDel drops (aqm_dropped) long before the 0.5 s burst limit would.
+CODEL_SLICE = dp.DataplaneSlice(
+    dp_sid=3,
+    name="prefix codel",
+    vlan_id=None,
+    ipv4_dst_prefixes=("10.0.2.128/26",),
+    rate_bps=2e6,
+    burst_limit_s=0.5,
+    priority=6,
+    scheme=dp.Scheme.CODEL,
+    marking_threshold_s=None,
+    egress_port=2,
+    codel=CodelConfig.from_seconds(target_s=0.005, interval_s=0.02),
+)
+
+
 def say(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
 
 
-def as_reading(cells: dict[tuple[str, int], tuple[int, int]], dp_sid: int) -> dp.SliceCounters:
-    def value(name: str) -> dp.CounterValue:
-        return dp.CounterValue(*cells[(name, dp_sid)])
-
-    def hist(name: str) -> tuple[int, ...]:
-        buckets = range(c.HIST_BUCKETS)
-        return tuple(cells[(name, dp.histogram_index(dp_sid, b))][0] for b in buckets)
-
-    return dp.SliceCounters(
-        value(dp.FORWARDED),
-        value(dp.VQ_DROPPED),
-        value(dp.REAL_DROPPED),
-        value(dp.ECN_MARKED),
-        hist(dp.VQ_DELAY_HIST),
-        hist(dp.REAL_DELAY_HIST),
-    )
-
-
 def traffic() -> list[bytes]:
-    """Interleaved frames of both slices and of best effort (10.0.2.200 is in no slice)."""
+    """Interleaved frames of the three slices and of best effort (10.0.2.200 is in none)."""
     payload = Raw(b"x" * PAYLOAD_BYTES)
     l2 = Ether(src=H1_MAC, dst=SWITCH_MAC)
     ect0 = 2
@@ -93,6 +94,7 @@ def traffic() -> list[bytes]:
         vlan = l2 / Dot1Q(vlan=100) / IP(src="10.0.1.1", dst="10.0.2.2", tos=ect0)
         frames.append(vlan / UDP(dport=5002) / payload)
         frames.append(l2 / IP(src="10.0.1.1", dst="10.0.2.200") / UDP(dport=5003) / payload)
+        frames.append(l2 / IP(src="10.0.1.1", dst="10.0.2.130") / UDP(dport=5004) / payload)
     return [bytes(f) for f in frames]
 
 
@@ -130,7 +132,7 @@ def drain(rx: socket.socket) -> list[object]:
             packet = Ether(rx.recv(65535))
         except BlockingIOError:
             return packets
-        if UDP in packet and packet[UDP].dport in (5001, 5002, 5003):
+        if UDP in packet and packet[UDP].dport in (5001, 5002, 5003, 5004):
             packets.append(packet)
 
 
@@ -176,7 +178,7 @@ def main() -> int:
         session.push_pipeline(pipeline.cookie)
         reported = session.pipeline_cookie()
         say(f"pipeline pushed (cookie {pipeline.cookie:#x}); the switch reports {reported:#x}")
-        entries = dp.dataplane_entries([PREFIX_SLICE, VLAN_SLICE], [ROUTE])
+        entries = dp.dataplane_entries([PREFIX_SLICE, VLAN_SLICE, CODEL_SLICE], [ROUTE])
         outcomes = session.write([EntryUpdate(UpdateKind.INSERT, e) for e in entries])
         failed = [str(o) for o in outcomes if not o.ok]
         if failed:
@@ -190,12 +192,12 @@ def main() -> int:
             time.sleep(2.0)
             received = drain(rx)
         ce = sum(1 for p in received if p[IP].tos & 3 == 3)
-        say(f"sent {3 * PACKETS_PER_SLICE} packets in {seconds:.2f} s; received {len(received)}")
+        say(f"sent {4 * PACKETS_PER_SLICE} packets in {seconds:.2f} s; received {len(received)}")
         say(f"received CE-marked: {ce}")
 
-        sids = (PREFIX_SLICE.dp_sid, VLAN_SLICE.dp_sid, c.BEST_EFFORT_DP_SID)
+        sids = (PREFIX_SLICE.dp_sid, VLAN_SLICE.dp_sid, CODEL_SLICE.dp_sid, c.BEST_EFFORT_DP_SID)
         cells = session.read_counter_cells([cell for sid in sids for cell in dp.counter_cells(sid)])
-        readings = {sid: as_reading(cells, sid) for sid in sids}
+        readings = {sid: dp.SliceCounters.from_cells(cells, sid) for sid in sids}
     finally:
         session.close()
 
@@ -204,11 +206,15 @@ def main() -> int:
     best_effort = readings[c.BEST_EFFORT_DP_SID]
     describe(PREFIX_SLICE.name, prefix, seconds)
     describe(VLAN_SLICE.name, vlan, seconds)
+    describe(CODEL_SLICE.name, readings[CODEL_SLICE.dp_sid], seconds)
+    aqm_dropped = readings[CODEL_SLICE.dp_sid].aqm_dropped.packets
+    say(f"  CoDel dropped {aqm_dropped}")
     describe("best effort", best_effort, seconds)
     forwarded = sum(r.forwarded.packets for r in readings.values())
     return report(
         [
             (prefix.vq_dropped.packets > 0, "the 1 Mbit/s slice dropped nothing"),
+            (aqm_dropped > 0, "CoDel dropped nothing in its overloaded slice"),
             (vlan.ecn_marked.packets > 0, "the ECN slice marked nothing"),
             (ce == vlan.ecn_marked.packets, f"{ce} CE packets received, counter differs"),
             (best_effort.forwarded.packets > 0, "best effort forwarded nothing"),

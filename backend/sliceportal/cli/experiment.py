@@ -28,13 +28,13 @@ from typing import TypeVar
 from sliceportal.cli import CliError, write_json
 from sliceportal.emulator.layout import DCTCP_MIN_CWND
 
-NAMES = ("paper-exp1", "paper-exp3", "paper-exp1-meter", "paper-exp3-meter")
+NAMES = ("paper-exp1", "paper-exp3", "paper-exp1-meter", "paper-exp3-meter", "codel-table1")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "experiment",
-        help="reproduce the paper's experiments 1 and 3 in the emulator",
+        help="reproduce the papers' experiments in the emulator",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -43,22 +43,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=NAMES,
         help="paper-exp1: 1 Gbit/s link, one queue; paper-exp3: 285 Mbit/s bottleneck, "
         "DC and Enterprise at high priority; -meter: the same with P4 meters instead of "
-        "virtual queues (the paper's baseline, Figs. 8 and 14)",
+        "virtual queues (the paper's baseline, Figs. 8 and 14); codel-table1: P4-CoDel's "
+        "Table I, 1-3 TCP flows in a 100 Mbit/s slice with tail drop and with CoDel",
     )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output directory")
     parser.add_argument(
         "--duration",
         type=_seconds,
-        default=250.0,
+        default=None,
         metavar="S",
-        help="simulated seconds measured (default 250, as the paper)",
+        help="simulated seconds measured (default as the paper: 250, codel-table1 4)",
     )
     parser.add_argument(
         "--warmup",
         type=_seconds,
-        default=50.0,
+        default=None,
         metavar="S",
-        help="simulated seconds run before measuring (default 50, as the paper)",
+        help="simulated seconds run before measuring (default 50 as the paper; codel-table1 0.5)",
     )
     parser.add_argument(
         "--sample",
@@ -104,15 +105,19 @@ _packets = _bounded(int, 1, 10_000, "packets")
 
 
 def experiment(args: argparse.Namespace) -> int:
+    if args.out.exists() and not args.out.is_dir():
+        raise CliError(f"--out {args.out}: exists and is not a directory")
+    if args.name == "codel-table1":
+        return _codel_table1(args)
     from sliceportal.experiments.output import summary, write_report
     from sliceportal.experiments.paper import EXPERIMENTS
     from sliceportal.experiments.plots import write_plots
     from sliceportal.experiments.runner import run
 
+    args.duration = 250.0 if args.duration is None else args.duration
+    args.warmup = 50.0 if args.warmup is None else args.warmup
     if args.sample <= 0 or args.duration < args.sample:
         raise CliError("--sample must be positive and --duration at least one --sample")
-    if args.out.exists() and not args.out.is_dir():
-        raise CliError(f"--out {args.out}: exists and is not a directory")
     report = run(
         EXPERIMENTS[args.name],
         duration_s=args.duration,
@@ -126,6 +131,27 @@ def experiment(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     write_json(summary(report) | {"files": [str(f) for f in files]})
+    if not report.passed:
+        failed = [c.name for c in report.checks if not c.passed]
+        sys.stderr.write(f"sliceportal: {len(failed)} check(s) failed: {'; '.join(failed)}\n")
+        return 1
+    return 0
+
+
+def _codel_table1(args: argparse.Namespace) -> int:
+    from sliceportal.experiments import codel
+
+    duration = 4.0 if args.duration is None else args.duration
+    if duration <= 0:
+        raise CliError("--duration must be positive")
+    report = codel.run(
+        duration_s=duration, warmup_s=0.5 if args.warmup is None else args.warmup, seed=args.seed
+    )
+    try:
+        files = codel.write_report(report, args.out)
+    except OSError as exc:
+        raise CliError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
+    write_json(codel.summary(report) | {"files": [str(f) for f in files]})
     if not report.passed:
         failed = [c.name for c in report.checks if not c.passed]
         sys.stderr.write(f"sliceportal: {len(failed)} check(s) failed: {'; '.join(failed)}\n")

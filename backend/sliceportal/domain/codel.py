@@ -29,7 +29,8 @@ import math
 from dataclasses import dataclass
 
 from sliceportal.domain import p4constants as c
-from sliceportal.domain.dataplane import (
+from sliceportal.domain.spec import MAX_BURST_LIMIT_S
+from sliceportal.domain.units import (
     TICKS_PER_S,
     TIMESTAMP_MOD,
     VQ_UNITS_PER_S,
@@ -39,7 +40,6 @@ from sliceportal.domain.dataplane import (
     is_before,
     ticks_since,
 )
-from sliceportal.domain.spec import MAX_BURST_LIMIT_S
 
 COUNT_WIDTH = 32
 COUNT_MAX = (1 << COUNT_WIDTH) - 1
@@ -101,13 +101,13 @@ def codel_sqrt_table(interval: int) -> tuple[ControlLawRow, ...]:
 class CodelConfig:
     """A slice's CoDel parameters as the switch holds them: ``target`` in vq units,
     ``interval`` in ticks, ``ecn_mark`` (CE-mark ECN-capable packets instead of dropping),
-    and the spacings of the control-law table for count 1..16 and per highest bit 4..31."""
+    and the control-law rows of its interval, longest prefix first (``codel_sqrt_table``, or
+    whatever the switch's table holds)."""
 
     target: int
     interval: int
     ecn_mark: bool
-    exact_spacing: tuple[int, ...]
-    lpm_spacing: tuple[int, ...]
+    law: tuple[ControlLawRow, ...]
 
     @classmethod
     def from_seconds(
@@ -135,20 +135,21 @@ class CodelConfig:
     @classmethod
     def from_units(cls, target: int, interval: int, ecn_mark: bool) -> CodelConfig:
         """From switch units (vq units, ticks), e.g. as read back from table entries."""
-        rows = codel_sqrt_table(interval)
-        return cls(
-            target=target,
-            interval=interval,
-            ecn_mark=ecn_mark,
-            exact_spacing=tuple(r.spacing for r in rows[:EXACT_COUNTS]),
-            lpm_spacing=tuple(r.spacing for r in rows[EXACT_COUNTS:]),
-        )
+        return cls(target, interval, ecn_mark, by_prefix_length(codel_sqrt_table(interval)))
 
-    def spacing(self, count: int) -> int:
-        """The control-law table's answer for ``count`` >= 1: interval / sqrt(count) in ticks."""
-        if count <= EXACT_COUNTS:
-            return self.exact_spacing[count - 1]
-        return self.lpm_spacing[count.bit_length() - EXACT_COUNTS.bit_length()]
+    def spacing(self, count: int) -> int | None:
+        """The control-law table's answer for ``count``: its longest matching row's spacing,
+        interval / sqrt(count) in ticks with the standard rows; None when no row matches."""
+        for row in self.law:
+            shift = COUNT_WIDTH - row.prefix_len
+            if count >> shift == row.value >> shift:
+                return row.spacing
+        return None
+
+
+def by_prefix_length(rows: tuple[ControlLawRow, ...]) -> tuple[ControlLawRow, ...]:
+    """Rows in lookup order: longest prefix first (the first match is the longest)."""
+    return tuple(sorted(rows, key=lambda row: (-row.prefix_len, row.value)))
 
 
 @dataclass(frozen=True)
@@ -181,21 +182,23 @@ def codel_step(
     dropping, count = state.dropping, state.count
     last_count, drop_next = state.last_count, state.drop_next
     signal = False
+    entering = False
     if dropping:
         if not ok_to_drop:
             dropping = False
         elif not is_before(ticks_since(now, drop_next)):
             signal = True
             count = min(count + 1, COUNT_MAX)
-            drop_next = (drop_next + config.spacing(count)) % TIMESTAMP_MOD
     elif ok_to_drop:
-        signal, dropping = True, True
+        signal, dropping, entering = True, True, True
         delta = (count - last_count) % (1 << COUNT_WIDTH)
         since = ticks_since(now, drop_next)
         recent = since < REENTRY_INTERVALS * config.interval or is_before(since)
         count = delta if delta > 1 and recent else 1
-        drop_next = (now + config.spacing(count)) % TIMESTAMP_MOD
         last_count = count
+    spacing = config.spacing(count) if signal else None
+    if spacing is not None:  # the control-law table's action; no row: drop_next stays
+        drop_next = ((now if entering else drop_next) + spacing) % TIMESTAMP_MOD
 
     verdict = Verdict.FORWARD
     if signal:

@@ -22,15 +22,31 @@ its bit widths, so the emulator and the tests run the same program as the switch
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from fractions import Fraction
 
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.codel import CodelConfig, codel_sqrt_table
+from sliceportal.domain.spec import SliceSpec, SpecError
+from sliceportal.domain.units import (
+    BITS_PER_BYTE,
+    TICKS_PER_S,
+    VQ_UNITS_PER_S,
+    DataplaneValueError,
+    exact_number,
+    floor_vq_units,
+    int_in,
+    is_before,
+    ticks_since,
+    vq_units,
+    vq_units_to_seconds,
+)
 
 # P4Info names (p4/build/sliceportal.p4info.txtpb), the keys of every entry and reading.
 ROUTE_TABLE = "SliceportalIngress.routing.ipv4_lpm"
@@ -42,6 +58,15 @@ SET_SLICE = "SliceportalIngress.classifier.set_slice"
 TAIL_DROP = "SliceportalIngress.vqueue.tail_drop"
 ECN_STEP = "SliceportalIngress.vqueue.ecn_step"
 METER_POLICY = "SliceportalIngress.vqueue.meter_policy"
+CODEL = "SliceportalIngress.vqueue.codel"
+CODEL_CONTROL_LAW = "SliceportalIngress.codel.codel_control_law"
+CODEL_SPACING = "SliceportalIngress.codel.codel_spacing"
+AQM_DROPPED = "SliceportalIngress.codel.aqm_dropped"
+CODEL_DROPPING_REGISTER = "SliceportalIngress.codel.codel_dropping"
+CODEL_COUNT_REGISTER = "SliceportalIngress.codel.codel_count"
+CODEL_LAST_COUNT_REGISTER = "SliceportalIngress.codel.codel_last_count"
+CODEL_DROP_NEXT_REGISTER = "SliceportalIngress.codel.codel_drop_next"
+CODEL_FIRST_ABOVE_REGISTER = "SliceportalIngress.codel.codel_first_above"
 SLICE_METER = "SliceportalIngress.vqueue.slice_meter"
 VQ_DROPPED = "SliceportalIngress.vqueue.vq_dropped"
 FORWARDED = "SliceportalEgress.monitor.forwarded"
@@ -52,30 +77,11 @@ REAL_DELAY_HIST = "SliceportalEgress.monitor.real_delay_hist"
 VQ_DELAY_REGISTER = "SliceportalIngress.vqueue.vq_delay"
 VQ_LAST_SEEN_REGISTER = "SliceportalIngress.vqueue.vq_last_seen"
 
-NS_PER_S = 1_000_000_000
-BITS_PER_BYTE = 8
-VQ_UNITS_PER_S = NS_PER_S * c.VQ_UNITS_PER_NS
-TICKS_PER_S = NS_PER_S // c.TIMESTAMP_TICK_NS
-TIMESTAMP_MOD = 1 << c.TIMESTAMP_WIDTH
-"""Timestamps and every time computed from them are modulo this, as the switch keeps them."""
 _BYTE_TIME_NUMERATOR = BITS_PER_BYTE * VQ_UNITS_PER_S
 """byte_time * rate_bps == this: vq units per byte times bits per second."""
 _MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
 _ECT = (1, 2)
 """ECN codepoints ECT(1) and ECT(0): the packets that may be marked CE."""
-
-
-class DataplaneValueError(ValueError):
-    """A value the data plane cannot hold, naming the field (e.g. ``slices[2].rate_bps``)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-    def prefixed(self, prefix: str) -> DataplaneValueError:
-        """The same error for a field nested under ``prefix`` (e.g. ``slices[3].``)."""
-        return DataplaneValueError(prefix + self.field, self.message)
 
 
 class Scheme(StrEnum):
@@ -85,14 +91,7 @@ class Scheme(StrEnum):
     TAIL_DROP = "tail_drop"
     ECN_STEP = "ecn_step"
     METER = "meter"
-
-
-class Verdict(StrEnum):
-    """What a per-packet step of a slice's queue management does with the packet."""
-
-    FORWARD = "forward"
-    DROP = "drop"
-    MARK = "mark"
+    CODEL = "codel"
 
 
 class MatchKind(StrEnum):
@@ -125,29 +124,12 @@ class TableEntry:
         return (self.table, self.match)
 
 
-def _int_in(value: object, field: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise DataplaneValueError(field, f"must be an integer, got {value!r}")
-    if not low <= value <= high:
-        raise DataplaneValueError(field, f"must be in [{low}, {high}], got {value}")
-    return value
-
-
-def _exact(value: object, field: str) -> Fraction:
-    """``value`` as an exact number: a float is taken as the decimal it prints as."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise DataplaneValueError(field, f"must be a number, got {value!r}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise DataplaneValueError(field, f"must be finite, got {value!r}")
-    return Fraction(value) if isinstance(value, int) else Fraction(repr(value))
-
-
 def byte_time(rate_bps: float) -> int:
     """The tail_drop/ecn_step ``byte_time`` parameter: vq units per byte at ``rate_bps``.
 
     Rounded up, so the switch never lets a slice exceed its declared rate.
     """
-    rate = _exact(rate_bps, "rate_bps")
+    rate = exact_number(rate_bps, "rate_bps")
     if not c.RATE_MIN_BPS <= rate <= c.RATE_MAX_BPS:
         raise DataplaneValueError(
             "rate_bps", f"must be in [{c.RATE_MIN_BPS}, {c.RATE_MAX_BPS}] bit/s, got {rate_bps}"
@@ -158,25 +140,6 @@ def byte_time(rate_bps: float) -> int:
 def enforced_rate_bps(units_per_byte: int) -> float:
     """The rate the switch enforces for a ``byte_time`` parameter of ``units_per_byte``."""
     return _BYTE_TIME_NUMERATOR / units_per_byte
-
-
-def vq_units(seconds: float, field: str) -> int:
-    """A burst limit or marking threshold in vq units, rounded down (never above declared)."""
-    value = _exact(seconds, field)
-    limit = Fraction(c.BURST_LIMIT_MAX_NS, NS_PER_S)
-    if not 0 <= value <= limit:
-        raise DataplaneValueError(field, f"must be in [0, {float(limit)}] s, got {seconds}")
-    return floor_vq_units(seconds, field)
-
-
-def floor_vq_units(seconds: float, field: str) -> int:
-    """``seconds`` (read as the decimal it prints as) in whole vq units, rounded down, with no
-    range check: the one conversion behind every threshold the data plane or an alert holds."""
-    return math.floor(_exact(seconds, field) * VQ_UNITS_PER_S)
-
-
-def vq_units_to_seconds(units: int) -> float:
-    return units / VQ_UNITS_PER_S
 
 
 def histogram_target(delay_target_s: float) -> int:
@@ -220,7 +183,7 @@ def _lpm(network: ipaddress.IPv4Network) -> tuple[FieldMatch, ...]:
 
 
 def _egress_port(value: object, field: str) -> int:
-    port = _int_in(value, field, 0, 2**c.PORT_WIDTH - 1)
+    port = int_in(value, field, 0, 2**c.PORT_WIDTH - 1)
     if port == c.BMV2_DROP_PORT:
         raise DataplaneValueError(field, f"{port} is BMv2's drop port")
     return port
@@ -242,9 +205,13 @@ def slice_policy(
     scheme: str,
     marking_threshold_s: float | None,
     delay_target_s: float | None = None,
+    codel_config: CodelConfig | None = None,
 ) -> SlicePolicy:
     """The parameters of a slice's slice_policy entry, checked to be workable: what the
-    services check before they store a slice, so every stored slice can be deployed."""
+    services check before they store a slice, so every stored slice can be deployed.
+
+    A codel slice's target is raised to one full frame's time at the slice rate: RFC 8289
+    does not drop while the queue holds at most one MTU (its ``maxpacket`` test)."""
     if scheme not in tuple(Scheme):
         raise DataplaneValueError("scheme", f"must be one of {[s.value for s in Scheme]}")
     bt = byte_time(rate_bps)
@@ -267,9 +234,82 @@ def slice_policy(
             )
     elif marking_threshold_s is not None:
         raise DataplaneValueError("marking_threshold_s", f"{scheme} marks nothing")
+    codel_held = None
+    if scheme == Scheme.CODEL:
+        if codel_config is None:
+            raise DataplaneValueError("codel", "codel needs its parameters")
+        if codel_config.target >= c_delay:
+            raise DataplaneValueError(
+                "codel.target_s", "must be below burst_limit_s, else CoDel never acts"
+            )
+        if delay_target_s is not None and codel_config.target > floor_vq_units(
+            delay_target_s, "delay_target_s"
+        ):
+            raise DataplaneValueError(
+                "codel.target_s", "must be at most the delay target, which it keeps the slice to"
+            )
+        frame_time = c.MIN_BURST_FRAME_BYTES * bt
+        codel_held = dataclasses.replace(codel_config, target=max(codel_config.target, frame_time))
+    elif codel_config is not None:
+        raise DataplaneValueError("codel", f"{scheme} runs no CoDel")
     target = burst_limit_s if delay_target_s is None else delay_target_s
     metered = scheme == Scheme.METER
-    return SlicePolicy(priority, bt, c_delay, m_delay, histogram_target(target), metered)
+    return SlicePolicy(
+        priority, bt, c_delay, m_delay, histogram_target(target), metered, codel_held
+    )
+
+
+SCHEME_KEYS = ("scheme", "marking_threshold_s", "codel")
+"""A slice document's queue-management fields (the CLI's analysis input accepts them)."""
+_CODEL_KEYS = ("target_s", "interval_s", "ecn_mark")
+
+
+def check_scheme(doc: Mapping[str, object], spec: SliceSpec, prefix: str = "") -> SlicePolicy:
+    """The slice_policy entry the slice of ``spec`` would get with the scheme ``doc`` names
+    (``scheme`` tail_drop by default, ``marking_threshold_s`` for ecn_step, ``codel``: target_s,
+    interval_s, ecn_mark, each defaulted): the admission checks of a scheme's parameters
+    against the slice (a CoDel target above the delay target, a threshold not below the burst
+    limit), as `SpecError`s naming the field under ``prefix``."""
+    scheme = doc.get("scheme", Scheme.TAIL_DROP)
+    codel = doc.get("codel")
+    threshold = doc.get("marking_threshold_s")
+    try:
+        if scheme not in tuple(Scheme):
+            raise DataplaneValueError("scheme", f"must be one of {[s.value for s in Scheme]}")
+        config = None
+        if scheme == Scheme.CODEL:
+            if codel is None:
+                codel = {}
+            if not isinstance(codel, Mapping):
+                raise DataplaneValueError("codel", "must be an object")
+            unknown = [key for key in codel if key not in _CODEL_KEYS]
+            if unknown:
+                raise DataplaneValueError(
+                    f"codel.{unknown[0]}",
+                    f"unknown field (expected one of {', '.join(_CODEL_KEYS)})",
+                )
+            config = CodelConfig.from_seconds(**codel)
+        elif codel is not None:
+            raise DataplaneValueError("codel", f"{scheme} runs no CoDel")
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, int | float)
+        ):
+            raise DataplaneValueError("marking_threshold_s", "must be a number of seconds")
+        given = doc.get("burst_limit_s")  # else the one spec derived from burst_bytes
+        burst_limit = (
+            given if isinstance(given, float | int) else spec.burst_bytes * 8 / spec.rate_bps
+        )
+        return slice_policy(
+            spec.priority,
+            spec.rate_bps,
+            burst_limit,
+            str(scheme),
+            threshold,
+            spec.delay_target_s,
+            config,
+        )
+    except DataplaneValueError as exc:
+        raise SpecError(prefix + exc.field, exc.message) from None
 
 
 @dataclass(frozen=True)
@@ -293,11 +333,13 @@ class DataplaneSlice:
     egress_port: int
     delay_target_s: float | None = None
     """The SLA's delay target, the top edge of the slice's histograms; None: the burst limit."""
+    codel: CodelConfig | None = None
+    """A codel slice's CoDel parameters (None for every other scheme)."""
 
     def __post_init__(self) -> None:
-        _int_in(self.dp_sid, "dp_sid", 0, c.MAX_SLICES - 1)
+        int_in(self.dp_sid, "dp_sid", 0, c.MAX_SLICES - 1)
         if self.vlan_id is not None:
-            _int_in(self.vlan_id, "vlan_id", c.VLAN_ID_MIN, c.VLAN_ID_MAX)
+            int_in(self.vlan_id, "vlan_id", c.VLAN_ID_MIN, c.VLAN_ID_MAX)
         if not isinstance(self.ipv4_dst_prefixes, tuple):
             raise DataplaneValueError("ipv4_dst_prefixes", "must be a tuple of prefixes")
         networks = [
@@ -305,7 +347,7 @@ class DataplaneSlice:
         ]
         if len(set(networks)) != len(networks):
             raise DataplaneValueError("ipv4_dst_prefixes", "lists a prefix twice")
-        _int_in(self.priority, "priority", 0, c.MAX_PRIORITY)
+        int_in(self.priority, "priority", 0, c.MAX_PRIORITY)
         _egress_port(self.egress_port, "egress_port")
         if self.dp_sid == c.BEST_EFFORT_DP_SID:
             if self.vlan_id is not None or networks:
@@ -327,14 +369,15 @@ class DataplaneSlice:
             self.scheme,
             self.marking_threshold_s,
             self.delay_target_s,
+            self.codel,
         )
 
     def meter_config(self) -> MeterConfig | None:
         """The slice_meter cell of a meter slice (None for a virtual-queue slice)."""
         if self.scheme != Scheme.METER:
             return None
-        rate = _exact(self.rate_bps, "rate_bps")
-        burst = _exact(self.burst_limit_s, "burst_limit_s")
+        rate = exact_number(self.rate_bps, "rate_bps")
+        burst = exact_number(self.burst_limit_s, "burst_limit_s")
         cir = math.floor(rate / BITS_PER_BYTE)
         cburst = math.floor(rate * burst / BITS_PER_BYTE)
         return MeterConfig(SLICE_METER, self.dp_sid, cir, cburst, cir, cburst)
@@ -353,17 +396,32 @@ class SlicePolicy:
     metered: bool = False
     """The meter baseline: meter_policy (priority, hist_target); byte_time and c_delay are
     then only the slice's figures, the switch polices with the slice's `MeterConfig`."""
+    codel: CodelConfig | None = None
+    """The codel action's CoDel parameters, as the switch holds them (target at least one
+    frame's time)."""
 
     @property
     def action(self) -> str:
         if self.metered:
             return METER_POLICY
+        if self.codel is not None:
+            return CODEL
         return TAIL_DROP if self.m_delay is None else ECN_STEP
 
     @property
     def params(self) -> tuple[tuple[str, int], ...]:
         if self.metered:
             return (("priority", self.priority), ("hist_target", self.hist_target))
+        if self.codel is not None:
+            return (
+                ("priority", self.priority),
+                ("byte_time", self.byte_time),
+                ("c_delay", self.c_delay),
+                ("hist_target", self.hist_target),
+                ("target", self.codel.target),
+                ("interval", self.codel.interval),
+                ("ecn_mark", int(self.codel.ecn_mark)),
+            )
         params = [
             ("priority", self.priority),
             ("byte_time", self.byte_time),
@@ -474,20 +532,43 @@ def slice_entries(slice_: DataplaneSlice) -> tuple[TableEntry, ...]:
     policy = slice_.policy()
     dp_sid = FieldMatch("dp_sid", MatchKind.EXACT, slice_.dp_sid)
     entries.append(TableEntry(SLICE_POLICY, (dp_sid,), policy.action, policy.params))
+    if policy.codel is not None:
+        entries += codel_law_entries(policy.codel.interval)
     return tuple(entries)
+
+
+def codel_law_entries(interval: int) -> tuple[TableEntry, ...]:
+    """The control-law rows of one interval (ticks): every codel slice with that interval
+    shares them (identical entries are shared, `reconcile.desired_state`)."""
+    exact = FieldMatch("interval", MatchKind.EXACT, interval)
+    return tuple(
+        TableEntry(
+            CODEL_CONTROL_LAW,
+            (exact, FieldMatch("count", MatchKind.LPM, row.value, row.prefix_len)),
+            CODEL_SPACING,
+            (("spacing", row.spacing),),
+        )
+        for row in codel_sqrt_table(interval)
+    )
 
 
 def dataplane_entries(
     slices: Iterable[DataplaneSlice], routes: Iterable[Route] = ()
 ) -> tuple[TableEntry, ...]:
-    """Every entry of one switch, refusing two slices (or routes) that claim the same key."""
+    """Every entry of one switch, refusing two slices (or routes) that claim the same key;
+    the CoDel control-law rows of an interval are shared by the slices using it."""
     owner: dict[EntryKey, str] = {}
     entries: list[TableEntry] = []
     sources: list[tuple[str, str, tuple[TableEntry, ...]]]
     sources = [(f"routes[{i}]", "", (route_entry(r),)) for i, r in enumerate(routes)]
     sources += [(f"slices[{i}]", f" ({s.name})", slice_entries(s)) for i, s in enumerate(slices)]
+    law: dict[EntryKey, TableEntry] = {}
     for path, label, produced in sources:
         for entry in produced:
+            if entry.table == CODEL_CONTROL_LAW:
+                if law.setdefault(entry.key, entry) is entry:
+                    entries.append(entry)
+                continue
             if entry.key in owner:
                 field = "dp_sid" if entry.table == SLICE_POLICY else "match"
                 raise DataplaneValueError(
@@ -506,18 +587,6 @@ def _fits(value: int, width: int) -> int:
     if not 0 <= value < 1 << width:
         raise OverflowError(f"{value} does not fit bit<{width}>")
     return value
-
-
-def ticks_since(now: int, then: int) -> int:
-    """``now - then`` in ticks, modulo 2^TIMESTAMP_WIDTH as the switch subtracts timestamps:
-    a timestamp wrap in between costs nothing."""
-    return (now - then) % TIMESTAMP_MOD
-
-
-def is_before(elapsed: int) -> bool:
-    """Whether a `ticks_since` difference is negative (its top bit set): ``now`` is before
-    ``then``, a timestamp that went backwards."""
-    return bool(elapsed >> (c.TIMESTAMP_WIDTH - 1))
 
 
 @dataclass(frozen=True)
@@ -628,14 +697,19 @@ def histogram_index(dp_sid: int, bucket: int) -> int:
     return (dp_sid << c.HIST_BUCKET_BITS) | bucket
 
 
+PAIR_COUNTERS = (FORWARDED, VQ_DROPPED, REAL_DROPPED, ECN_MARKED, AQM_DROPPED)
+"""The packets-and-bytes counters of a slice, in ``SliceCounters`` order."""
+
+
 def counter_cells(dp_sid: int) -> tuple[tuple[str, int], ...]:
     """The counter cells of one slice, for a poller that reads only the slices that exist.
 
-    These 4 + 2 x HIST_BUCKETS cells; the adapter reads a whole array instead when most of
-    it is wanted (`p4rt.reads.WILDCARD_SHARE`, with BMv2's measured costs).
+    These 5 + 2 x HIST_BUCKETS cells (aqm_dropped counts for codel slices only, and is 0 for
+    the others); the adapter reads a whole array instead when most of it is wanted
+    (`p4rt.reads.WILDCARD_SHARE`, with BMv2's measured costs).
     """
-    _int_in(dp_sid, "dp_sid", 0, c.MAX_SLICES - 1)
-    cells = [(name, dp_sid) for name in (FORWARDED, VQ_DROPPED, REAL_DROPPED, ECN_MARKED)]
+    int_in(dp_sid, "dp_sid", 0, c.MAX_SLICES - 1)
+    cells = [(name, dp_sid) for name in PAIR_COUNTERS]
     for name in (VQ_DELAY_HIST, REAL_DELAY_HIST):
         cells += [(name, histogram_index(dp_sid, b)) for b in range(c.HIST_BUCKETS)]
     return tuple(cells)
@@ -655,6 +729,8 @@ class SliceCounters:
     vq_dropped: CounterValue
     real_dropped: CounterValue
     ecn_marked: CounterValue
+    aqm_dropped: CounterValue
+    """Dropped by the slice's queue management (CoDel) before the burst limit."""
     vq_delay_hist: tuple[int, ...]
     real_delay_hist: tuple[int, ...]
 
@@ -666,10 +742,26 @@ class SliceCounters:
             raise DataplaneValueError("counters", "must be non-negative integers")
 
     @classmethod
+    def from_cells(
+        cls, values: Mapping[tuple[str, int], tuple[int, int]], dp_sid: int
+    ) -> SliceCounters:
+        """The slice's reading out of a read of its `counter_cells` ((name, index) ->
+        (packets, bytes); histogram cells count packets)."""
+        forwarded, vq_dropped, real_dropped, ecn_marked, aqm_dropped = (
+            CounterValue(*values[(name, dp_sid)]) for name in PAIR_COUNTERS
+        )
+        vq_hist, real_hist = (
+            tuple(values[(name, histogram_index(dp_sid, b))][0] for b in range(c.HIST_BUCKETS))
+            for name in (VQ_DELAY_HIST, REAL_DELAY_HIST)
+        )
+        return cls(forwarded, vq_dropped, real_dropped, ecn_marked, aqm_dropped, vq_hist, real_hist)
+
+    @classmethod
     def zero(cls) -> SliceCounters:
         """The reading of a freshly pushed pipeline."""
         empty = (0,) * c.HIST_BUCKETS
-        return cls(CounterValue(), CounterValue(), CounterValue(), CounterValue(), empty, empty)
+        none = CounterValue()
+        return cls(none, none, none, none, none, empty, empty)
 
     def cells(self) -> tuple[int, ...]:
         values: list[int] = []
@@ -739,8 +831,8 @@ def delay_percentiles(histogram: Sequence[int], target: int) -> DelayPercentiles
 class SliceStats:
     """What a slice did between two readings. Ratios are 0 when nothing was counted.
 
-    Drop ratios are over the packets offered (forwarded + dropped); the mark ratio is over
-    the packets forwarded, since only forwarded packets carry a mark.
+    Drop ratios are over the packets offered (forwarded + dropped, whatever dropped them);
+    the mark ratio is over the packets forwarded, since only forwarded packets carry a mark.
     """
 
     throughput_bps: float
@@ -748,6 +840,7 @@ class SliceStats:
     offered_bps: float
     vq_drop_ratio: float
     real_drop_ratio: float
+    aqm_drop_ratio: float
     mark_ratio: float
     vq_delay: DelayPercentiles | None
     real_delay: DelayPercentiles | None
@@ -779,8 +872,9 @@ def slice_stats(
 
     forwarded, vq_dropped = delta("forwarded"), delta("vq_dropped")
     real_dropped, marked = delta("real_dropped"), delta("ecn_marked")
-    offered = forwarded.packets + vq_dropped.packets + real_dropped.packets
-    offered_bytes = forwarded.bytes + vq_dropped.bytes + real_dropped.bytes
+    aqm_dropped = delta("aqm_dropped")
+    offered = forwarded.packets + vq_dropped.packets + real_dropped.packets + aqm_dropped.packets
+    offered_bytes = forwarded.bytes + vq_dropped.bytes + real_dropped.bytes + aqm_dropped.bytes
     vq_hist = [n - b for n, b in zip(current.vq_delay_hist, base.vq_delay_hist, strict=True)]
     real_hist = [n - b for n, b in zip(current.real_delay_hist, base.real_delay_hist, strict=True)]
     return SliceStats(
@@ -789,6 +883,7 @@ def slice_stats(
         offered_bps=offered_bytes * BITS_PER_BYTE / interval_s,
         vq_drop_ratio=_ratio(vq_dropped.packets, offered),
         real_drop_ratio=_ratio(real_dropped.packets, offered),
+        aqm_drop_ratio=_ratio(aqm_dropped.packets, offered),
         mark_ratio=_ratio(marked.packets, forwarded.packets),
         vq_delay=delay_percentiles(vq_hist, hist_target),
         real_delay=delay_percentiles(real_hist, hist_target),

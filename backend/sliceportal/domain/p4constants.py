@@ -97,6 +97,22 @@ edge of a slice's delay histograms is its delay target T, the edges below it T/1
 T/4, T/2, T - T/4 and T - T/8, rounded down by shifts in the P4 program). 20 ms: best
 effort's buckets then end at 1.25, 2.5, 5, 10, 15, 17.5 and 20 ms."""
 
+CODEL_COUNT_WIDTH: Final = 32
+"""Bits of a CoDel slice's count and last_count registers and of the control-law table's
+LPM key; count saturates at 2^32 - 1."""
+
+CODEL_INTERVAL_WIDTH: Final = 32
+"""Bits of a CoDel slice's interval and of a control-law spacing, in ticks: 4 s is 4 x 10^6
+ticks, and 16 intervals still fit TIMESTAMP_WIDTH."""
+
+CODEL_LAW_ROWS: Final = 44
+"""Rows of the CoDel control-law table per interval: counts 1-16 exact, then one row per
+highest set bit 4-31 (docs/dataplane.md)."""
+
+CODEL_LAW_TABLE_SIZE: Final = 180_224
+"""Entries of the control-law table: CODEL_LAW_ROWS for each distinct interval, enough for
+every slice of a switch on an interval of its own (4,096 x 44)."""
+
 MAX_PRIORITY: Final = 7
 """Highest slice priority."""
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sliceportal.domain.dataplane import (
+    CODEL_CONTROL_LAW,
     PREFIX_CLASSIFIER,
     ROUTE_TABLE,
     SLICE_METER,
@@ -59,15 +60,23 @@ MANAGED_METERS: tuple[str, ...] = (SLICE_METER,)
 """The meters whose cells the portal owns (configured cells no slice asks for are reset)."""
 
 INSTALL_ORDER: tuple[tuple[str, ...], ...] = (
+    (CODEL_CONTROL_LAW,),
     (SLICE_POLICY,),
     (VLAN_CLASSIFIER, PREFIX_CLASSIFIER),
     (ROUTE_TABLE,),
 )
-"""Tables in the order their entries are installed: a slice's policy before the classifier
+"""Tables in the order their entries are installed: CoDel's control law before the policies
+that use it, a slice's policy before the classifier
 entries that send packets to it, classification before the route that lets the packets in.
 Entries are removed in the reverse order, so traffic is never classified into a DP_SID whose
 policy is gone. Each group is a separate step (a barrier between Write RPCs), since a P4Runtime
 server may apply the updates of one batch in any order."""
+
+DELETED_LAST: tuple[str, ...] = (CODEL_CONTROL_LAW,)
+"""Tables whose extra entries are deleted after everything else is written: a CoDel
+control-law row nobody's policy names is harmless, but a policy naming an interval whose rows
+are gone gives its slice no spacing (every packet of a spell would be dropped) until the new
+policy lands."""
 
 MANAGED_TABLES: tuple[str, ...] = tuple(table for group in INSTALL_ORDER for table in group)
 """Every table of the program; the portal owns all their entries (others are deleted)."""
@@ -239,16 +248,22 @@ def plan(desired: Mapping[Key, TableEntry], actual: Iterable[TableEntry]) -> Pla
 
     Steps: DELETEs of the extra entries, table group by table group in the reverse of
     `INSTALL_ORDER`, then MODIFYs and INSERTs in `INSTALL_ORDER` (a MODIFY first within its
-    group). Deleting first also frees table space for the inserts.
+    group), then the DELETEs of `DELETED_LAST`'s tables. Deleting first also frees table space
+    for the inserts.
     """
     present = index_entries(actual)
     group_of = {table: i for i, group in enumerate(INSTALL_ORDER) for table in group}
     last = len(INSTALL_ORDER)  # tables outside the program (never read back) sort last
     deletes: list[list[EntryUpdate]] = [[] for _ in range(last + 1)]
     writes: list[list[EntryUpdate]] = [[] for _ in range(last + 1)]
+    late: list[EntryUpdate] = []
     for key, entry in present.items():
         if key not in desired:
-            deletes[group_of.get(entry.table, last)].append(EntryUpdate(UpdateKind.DELETE, entry))
+            delete = EntryUpdate(UpdateKind.DELETE, entry)
+            if entry.table in DELETED_LAST:
+                late.append(delete)
+            else:
+                deletes[group_of.get(entry.table, last)].append(delete)
     for key, entry in desired.items():
         found = present.get(key)
         group = writes[group_of.get(entry.table, last)]
@@ -258,7 +273,7 @@ def plan(desired: Mapping[Key, TableEntry], actual: Iterable[TableEntry]) -> Pla
             group.append(EntryUpdate(UpdateKind.MODIFY, entry))
     for group in writes:
         group.sort(key=lambda update: update.kind is not UpdateKind.MODIFY)
-    steps = [*reversed(deletes), *writes]
+    steps = [*reversed(deletes), *writes, late]
     return Plan(tuple(tuple(step) for step in steps if step))
 
 

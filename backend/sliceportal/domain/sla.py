@@ -29,7 +29,7 @@ from enum import StrEnum
 import numpy as np
 import numpy.typing as npt
 
-from sliceportal.domain import dataplane as dp
+from sliceportal.domain import units
 from sliceportal.domain.formatting import format_delay, format_rate
 from sliceportal.domain.p4constants import MAX_SLICES
 from sliceportal.domain.telemetry import (
@@ -98,7 +98,7 @@ def threshold_vq(seconds: float | None) -> float:
         return math.nan
     if math.isinf(seconds):
         return seconds
-    return float(dp.floor_vq_units(float(seconds), "threshold"))
+    return float(units.floor_vq_units(float(seconds), "threshold"))
 
 
 @dataclass(frozen=True)

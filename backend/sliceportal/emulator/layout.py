@@ -20,6 +20,7 @@ class Outcome(IntEnum):
     QUEUE_FULL = 3  # dropped by the traffic manager: the egress queue held queue_depth packets
     REAL_DROPPED = 4  # dropped in egress on max(virtual, real) delay (real_dropped)
     FORWARDED = 5  # sent on the egress port (forwarded, maybe ecn_marked)
+    AQM_DROPPED = 6  # dropped by the slice's CoDel in ingress (aqm_dropped)
 
 
 class Status(IntEnum):
@@ -55,11 +56,24 @@ CLS_BYTE_TIME = 4
 CLS_C_DELAY = 5
 CLS_M_DELAY = 6
 CLS_HIST_TARGET = 7  # the best_effort action's for a class without a policy
-CLS_COLUMNS = 8
+CLS_CODEL_TARGET = 8  # codel: target, vq units
+CLS_CODEL_INTERVAL = 9  # codel: interval, ticks
+CLS_CODEL_ECN = 10  # codel: 1 CE-marks ECN-capable packets instead of dropping them
+CLS_LAW_START = 11  # codel: the interval's control-law rows are LAW rows [start, end)
+CLS_LAW_END = 12
+CLS_COLUMNS = 13
 POLICY_NONE = 0
 POLICY_TAIL_DROP = 1
 POLICY_ECN_STEP = 2
 POLICY_METER = 3  # slice_meter (trTCM) in ingress, no virtual queue, no egress check
+POLICY_CODEL = 4  # tail_drop's virtual queue, then CoDel on the delay ahead of the packet
+
+# CoDel's control-law rows (codel_control_law), per interval longest prefix first:
+# int64[rows, LAW_COLUMNS]; a count matches a row when their top PREFIX_LEN bits agree
+LAW_VALUE = 0
+LAW_PREFIX_LEN = 1
+LAW_SPACING = 2  # ticks
+LAW_COLUMNS = 3
 
 # Indirect meter cells (`state.MeterArray.cells`): int64[size, MTR_COLUMNS], updated in place
 MTR_CONFIGURED = 0  # 0: never written or reset: every packet GREEN, as on BMv2
@@ -140,7 +154,8 @@ PKT_SEQ = 9
 PKT_TRACE = 10
 PKT_NEXT = 11
 PKT_HIST_TARGET = 12
-PKT_COLUMNS = 13
+PKT_MARKED = 13  # 1: CE-marked by this switch in ingress (CoDel)
+PKT_COLUMNS = 14
 
 # Pending events: int64[capacity, EV_COLUMNS], a binary heap on (time, order)
 EV_TIME = 0
@@ -193,4 +208,5 @@ ST_QUEUE_FULL = 3
 ST_REAL_DROPPED = 4
 ST_FORWARDED = 5
 ST_EVENTS = 6
-ST_COLUMNS = 7
+ST_AQM_DROPPED = 7
+ST_COLUMNS = 8

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from sliceportal.core.config import Settings
 from sliceportal.db.models import Link, Slice, SliceSla, SliceSwitch, Switch
 from sliceportal.db.queries.links import link_params, read_loads
-from sliceportal.domain import analyze_arrays
+from sliceportal.domain import analyze_arrays, units
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
@@ -46,7 +46,7 @@ def hist_target_of(dp_sid: int, delay_target_s: float) -> int:
         return c.HIST_BEST_EFFORT_TARGET_VQ
     try:
         return dp.histogram_target(delay_target_s)
-    except dp.DataplaneValueError:
+    except units.DataplaneValueError:
         return c.HIST_BEST_EFFORT_TARGET_VQ
 
 

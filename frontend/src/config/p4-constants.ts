@@ -141,6 +141,30 @@ export const HIST_BUCKET_BITS = 3;
 export const HIST_BEST_EFFORT_TARGET_US = 20000;
 
 /**
+ * Bits of a CoDel slice's count and last_count registers and of the control-law table's
+ * LPM key; count saturates at 2^32 - 1.
+ */
+export const CODEL_COUNT_WIDTH = 32;
+
+/**
+ * Bits of a CoDel slice's interval and of a control-law spacing, in ticks: 4 s is 4 x 10^6
+ * ticks, and 16 intervals still fit TIMESTAMP_WIDTH.
+ */
+export const CODEL_INTERVAL_WIDTH = 32;
+
+/**
+ * Rows of the CoDel control-law table per interval: counts 1-16 exact, then one row per
+ * highest set bit 4-31 (docs/dataplane.md).
+ */
+export const CODEL_LAW_ROWS = 44;
+
+/**
+ * Entries of the control-law table: CODEL_LAW_ROWS for each distinct interval, enough for
+ * every slice of a switch on an interval of its own (4,096 x 44).
+ */
+export const CODEL_LAW_TABLE_SIZE = 180_224;
+
+/**
  * Highest slice priority.
  */
 export const MAX_PRIORITY = 7;

@@ -3,7 +3,8 @@
 // within bounds. So egress decides on max(virtual delay, real delay): drop above the burst
 // limit C_DELAY, and for ecn_step slices mark ECT packets CE above M_DELAY. The virtual
 // delay is never above C_DELAY after ingress, so only the real delay can cause a drop here.
-// A packet marked here was not marked before: ingress only measures, it never marks.
+// A packet marked here was not marked before: the only marks in ingress are CoDel's, and a
+// CoDel slice has no M_DELAY (ecn_marked is reset in ingress, by VirtualQueue).
 #ifndef SLICEPORTAL_REAL_QUEUE_P4_
 #define SLICEPORTAL_REAL_QUEUE_P4_
 
@@ -14,7 +15,6 @@ control RealQueueCheck(inout headers_t hdr,
         // deq_timedelta < 2^32 ticks, so the product stays below 2^58.
         local_md.real_delay = (vq_time_t) standard_metadata.deq_timedelta * VQ_UNITS_PER_TICK;
         local_md.real_dropped = false;
-        local_md.ecn_marked = false;
         if (local_md.has_policy) {
             vq_time_t worst = local_md.vq_delay;
             if (local_md.real_delay > worst) {

@@ -4,7 +4,8 @@
 //   1. drain it by the time elapsed since the slice's previous packet;
 //   2. add this packet's transmission time, packet_length x byte_time;
 //   3. drop if that would exceed the burst limit C_DELAY, else keep the new delay.
-// Marking against M_DELAY happens in egress (RealQueueCheck), on max(virtual, real).
+// Marking against M_DELAY happens in egress (RealQueueCheck), on max(virtual, real); CoDel
+// (SliceCodel) runs right after this control, on the delay ahead of the packet.
 //
 // Units: delays in vq units (2^-VQ_FRAC_BITS ns), timestamps in ticks (TIMESTAMP_TICK_NS).
 // No step can overflow 64 bits (scripts/gen_p4_constants.py checks the bounds):
@@ -38,6 +39,7 @@ control VirtualQueue(inout headers_t hdr,
 
     byte_time_t slice_byte_time = 0;
     bool metered = false;
+    bool codel_policy = false;
 
     // hist_target: the slice's delay target, which SliceMonitor makes the top edge of the
     // slice's delay histograms, so the share of packets above the target is counted exactly.
@@ -58,6 +60,21 @@ control VirtualQueue(inout headers_t hdr,
         tail_drop(priority, byte_time, c_delay, hist_target);
         local_md.ecn_step = true;
         local_md.m_delay = m_delay;
+    }
+
+    // CoDel (RFC 8289) inside the slice: as tail_drop, and SliceCodel runs CoDel's state
+    // machine on the slice's virtual-queue delay (include/control/codel.p4). `target` in vq
+    // units, `interval` in ticks (the control-law table's key), `ecn_mark` 1: CE-mark
+    // ECN-capable packets instead of dropping them.
+    @id(0x01000009) @name("codel")
+    action codel(priority_t priority, byte_time_t byte_time, vq_param_t c_delay,
+                 vq_param_t hist_target, vq_param_t target, codel_interval_t interval,
+                 bit<1> ecn_mark) {
+        tail_drop(priority, byte_time, c_delay, hist_target);
+        codel_policy = true;
+        local_md.codel_target = target;
+        local_md.codel_interval = interval;
+        local_md.codel_ecn_mark = ecn_mark == 1;
     }
 
     // Meter baseline: the slice's priority and histogram target, policed by slice_meter alone:
@@ -85,6 +102,7 @@ control VirtualQueue(inout headers_t hdr,
         actions = {
             tail_drop;
             ecn_step;
+            codel;
             meter_policy;
             @defaultonly best_effort;
         }
@@ -96,7 +114,10 @@ control VirtualQueue(inout headers_t hdr,
         local_md.has_policy = false;
         local_md.ecn_step = false;
         local_md.vq_delay = 0;
+        local_md.ecn_marked = false;
+        local_md.codel = false;
         metered = false;
+        codel_policy = false;
         slice_policy.apply();
         if (metered) {
             bit<32> meter_index = (bit<32>) local_md.dp_sid;
@@ -143,6 +164,9 @@ control VirtualQueue(inout headers_t hdr,
                     mark_to_drop(standard_metadata);
                     vq_dropped.count(index);
                 } else {
+                    // CoDel decides on the delay ahead of this packet, once it is queued.
+                    local_md.codel = codel_policy;
+                    local_md.codel_sojourn = delay;
                     delay = delay + tx_time;
                 }
                 vq_delay.write(index, delay);

@@ -94,6 +94,22 @@
 // effort's buckets then end at 1.25, 2.5, 5, 10, 15, 17.5 and 20 ms.
 #define HIST_BEST_EFFORT_TARGET_US 20000
 
+// Bits of a CoDel slice's count and last_count registers and of the control-law table's
+// LPM key; count saturates at 2^32 - 1.
+#define CODEL_COUNT_WIDTH 32
+
+// Bits of a CoDel slice's interval and of a control-law spacing, in ticks: 4 s is 4 x 10^6
+// ticks, and 16 intervals still fit TIMESTAMP_WIDTH.
+#define CODEL_INTERVAL_WIDTH 32
+
+// Rows of the CoDel control-law table per interval: counts 1-16 exact, then one row per
+// highest set bit 4-31 (docs/dataplane.md).
+#define CODEL_LAW_ROWS 44
+
+// Entries of the control-law table: CODEL_LAW_ROWS for each distinct interval, enough for
+// every slice of a switch on an interval of its own (4,096 x 44).
+#define CODEL_LAW_TABLE_SIZE 180224
+
 // Highest slice priority.
 #define MAX_PRIORITY 7
 

@@ -22,6 +22,9 @@ typedef bit<BYTE_TIME_WIDTH> byte_time_t;
 typedef bit<VQ_PARAM_WIDTH> vq_param_t;
 // A virtual or real queuing delay, vq units; 64 bits so no intermediate can overflow.
 typedef bit<VQ_DELAY_WIDTH> vq_time_t;
+// CoDel's drop count and its interval and control-law spacings (ticks).
+typedef bit<CODEL_COUNT_WIDTH> codel_count_t;
+typedef bit<CODEL_INTERVAL_WIDTH> codel_interval_t;
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_VLAN = 0x8100;

@@ -59,7 +59,16 @@ struct local_metadata_t {
     vq_time_t  vq_delay;      // virtual-queue delay including this packet, vq units
     vq_time_t  real_delay;    // egress: time spent in the real queue, vq units
     bool       real_dropped;  // egress: dropped by the real-queue check
-    bool       ecn_marked;    // egress: marked CE by this switch
+    bool       ecn_marked;    // marked CE by this switch (CoDel in ingress, ecn_step in egress)
+    // CoDel (SliceCodel), set by the slice's codel action and the virtual queue:
+    bool       codel;          // the slice runs CoDel and its virtual queue took the packet
+    bool       codel_ecn_mark; // CE-mark ECN-capable packets instead of dropping them
+    vq_param_t codel_target;   // target, vq units (at least one full frame's time)
+    codel_interval_t codel_interval;  // interval, ticks: the control-law table's exact key
+    vq_time_t  codel_sojourn;  // the slice's virtual-queue delay ahead of this packet
+    codel_count_t codel_count; // count after this packet's step: the control law's LPM key
+    bool       codel_signal;   // CoDel drops (or marks) this packet
+    bool       codel_entering; // ... and with it enters the dropping state
 }
 
 #endif  // SLICEPORTAL_HEADER_P4_

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from emulator.model import vectors
 from emulator.model.conftest import ROUTES
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.codel import CodelConfig
+from sliceportal.domain.units import TIMESTAMP_MOD
 from sliceportal.emulator.layout import Outcome
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.program import Headers
@@ -27,16 +29,32 @@ def slices(draw: st.DrawFn) -> list[dp.DataplaneSlice]:
         burst = draw(st.floats(FRAME_BITS / rate * 1.01, 0.05))
         mark = draw(st.one_of(st.none(), st.floats(0, burst * 0.99)))
         scheme = dp.Scheme.TAIL_DROP if mark is None else dp.Scheme.ECN_STEP
-        if mark is None and draw(st.booleans()):
-            scheme = dp.Scheme.METER  # the meter baseline: a trTCM instead of a virtual queue
+        codel = None
+        if mark is None:
+            # the meter baseline (a trTCM instead of a virtual queue), or CoDel on the queue
+            scheme = draw(st.sampled_from([dp.Scheme.TAIL_DROP, dp.Scheme.METER, dp.Scheme.CODEL]))
+            if scheme == dp.Scheme.CODEL:
+                codel = draw(codel_configs(burst))
         priority = draw(st.integers(0, 7))
         prefix = f"10.{port - 1}.{dp_sid}.0/24"
         out.append(
             dp.DataplaneSlice(
-                dp_sid, f"s{dp_sid}", None, (prefix,), rate, burst, priority, scheme, mark, port
+                dp_sid, f"s{dp_sid}", None, (prefix,), rate, burst, priority, scheme, mark, port,
+                codel=codel,
             )
-        )
+        )  # fmt: skip
     return out
+
+
+def codel_configs(burst_s: float) -> st.SearchStrategy[CodelConfig]:
+    """Targets from a few microseconds to just below the burst limit, short intervals (so
+    spells, re-entries and count growth happen within a few hundred packets)."""
+    return st.builds(
+        CodelConfig.from_seconds,
+        st.floats(1e-6, burst_s * 0.99),
+        st.sampled_from([0.001, 0.0015, 0.003, 0.02]),
+        st.booleans(),
+    )
 
 
 @st.composite
@@ -99,4 +117,49 @@ def test_pipelines_agree_on_two_rate_meters(
         compiled = vectors.result_json(vectors.run_engine(vector))
     finally:
         dp.meter_configs = original  # type: ignore[assignment]
+    assert compiled == reference
+
+
+@st.composite
+def codel_scenarios(draw: st.DrawFn) -> vectors.Vector:
+    """CoDel slices under paced streams near their rate (the queue sits at the target for
+    whole intervals), bursts, idle gaps that end a spell, re-entries, and a clock that may
+    start just before the 48-bit timestamp wraps."""
+    defined = []
+    for dp_sid in draw(st.sets(st.integers(1, 4), min_size=1, max_size=2)):
+        rate = draw(st.sampled_from([12e6, 48e6, 100e6]))
+        burst = draw(st.floats(0.002, 0.05))
+        prefix = f"10.0.{dp_sid}.0/24"
+        defined.append(
+            dp.DataplaneSlice(
+                dp_sid, f"c{dp_sid}", None, (prefix,), rate, burst, draw(st.integers(0, 7)),
+                dp.Scheme.CODEL, None, 1, codel=draw(codel_configs(burst)),
+            )
+        )  # fmt: skip
+    ports = {1: PortConfig(draw(st.sampled_from([10**8, 10**9, 10**10])), 64)}
+    wrap_ns = (TIMESTAMP_MOD - draw(st.integers(1, 20_000))) * 1000
+    now = draw(st.sampled_from([1_000_000, wrap_ns]))
+    steps: list[vectors.Step] = []
+    for _ in range(draw(st.integers(1, 8))):
+        target = draw(st.sampled_from(defined))
+        size = draw(st.integers(64, 1518))
+        paced_ns = int(size * 8 / target.rate_bps * 1e9)
+        gap = draw(st.sampled_from([paced_ns, paced_ns - paced_ns // 50, 0, paced_ns // 2]))
+        for _ in range(draw(st.integers(1, 120))):
+            now += max(0, gap + draw(st.integers(-2_000, 2_000)))
+            headers = Headers.parse(f"10.0.{target.dp_sid}.9")
+            steps.append(
+                vectors.PacketStep(
+                    Packet(now, headers, size, draw(st.integers(0, 3))), Outcome.PENDING
+                )
+            )
+        now += draw(st.sampled_from([0, 500_000, 3_000_000, 40_000_000]))
+    return vectors.Vector(Path("codel"), {}, tuple(defined), ROUTES, ports, tuple(steps))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(codel_scenarios())
+def test_pipelines_agree_on_codel(vector: vectors.Vector) -> None:
+    reference = vectors.result_json(vectors.run_reference(vector))
+    compiled = vectors.result_json(vectors.run_engine(vector))
     assert compiled == reference

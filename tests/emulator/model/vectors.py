@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.codel import CodelConfig
 from sliceportal.domain.reconcile import UpdateKind
 from sliceportal.emulator import layout as L
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
@@ -45,8 +46,17 @@ COUNTERS = {
     "ecn_marked": dp.ECN_MARKED,
     "vq_delay_hist": dp.VQ_DELAY_HIST,
     "real_delay_hist": dp.REAL_DELAY_HIST,
+    "aqm_dropped": dp.AQM_DROPPED,
 }
-REGISTERS = {"vq_delay": dp.VQ_DELAY_REGISTER, "vq_last_seen": dp.VQ_LAST_SEEN_REGISTER}
+REGISTERS = {
+    "vq_delay": dp.VQ_DELAY_REGISTER,
+    "vq_last_seen": dp.VQ_LAST_SEEN_REGISTER,
+    "codel_dropping": dp.CODEL_DROPPING_REGISTER,
+    "codel_count": dp.CODEL_COUNT_REGISTER,
+    "codel_last_count": dp.CODEL_LAST_COUNT_REGISTER,
+    "codel_drop_next": dp.CODEL_DROP_NEXT_REGISTER,
+    "codel_first_above": dp.CODEL_FIRST_ABOVE_REGISTER,
+}
 
 
 @dataclass(frozen=True)
@@ -103,6 +113,8 @@ def _slice(doc: dict[str, Any]) -> dp.DataplaneSlice:
     doc["scheme"] = dp.Scheme(doc["scheme"])
     doc.setdefault("vlan_id", None)
     doc.setdefault("marking_threshold_s", None)
+    if "codel" in doc:
+        doc["codel"] = CodelConfig.from_seconds(**doc["codel"])
     return dp.DataplaneSlice(**doc)
 
 
@@ -221,7 +233,7 @@ def _decision(row: Any) -> Decision:
     if outcome in (L.Outcome.UNROUTED, L.Outcome.PENDING):
         return Decision(outcome)
     head = (int(row[L.TR_SID]), int(row[L.TR_PORT]), int(row[L.TR_PRIO]), int(row[L.TR_VQ]))
-    if outcome in (L.Outcome.VQ_DROPPED, L.Outcome.QUEUE_FULL):
+    if outcome in (L.Outcome.VQ_DROPPED, L.Outcome.QUEUE_FULL, L.Outcome.AQM_DROPPED):
         return Decision(outcome, *head)
     if outcome == L.Outcome.REAL_DROPPED:
         return Decision(outcome, *head, int(row[L.TR_TD]))

@@ -24,7 +24,8 @@ from sliceportal.domain.abc import (
     abc_slice_step,
     aggregate_slot,
 )
-from sliceportal.domain.dataplane import TICKS_PER_S, Verdict, byte_time
+from sliceportal.domain.dataplane import byte_time
+from sliceportal.domain.units import TICKS_PER_S, Verdict
 
 PATH = Path(__file__).resolve().parents[3] / "p4/tests/vectors/steps/abc_paper_cbr.json"
 RATE_BPS = 50e6

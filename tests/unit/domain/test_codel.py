@@ -23,7 +23,7 @@ from sliceportal.domain.codel import (
     codel_sqrt_table,
     codel_step,
 )
-from sliceportal.domain.dataplane import DataplaneValueError, Verdict
+from sliceportal.domain.units import DataplaneValueError, Verdict
 
 TS_MOD = 1 << c.TIMESTAMP_WIDTH
 TICKS_PER_MS = 1_000_000 // c.TIMESTAMP_TICK_NS
@@ -140,8 +140,8 @@ def test_lpm_error_bound_is_reached() -> None:
 def test_widths_fit_the_switch() -> None:
     config = CodelConfig.from_seconds(target_s=4.0, interval_s=4.0)
     assert config.target < 1 << 48
-    assert max(config.exact_spacing + config.lpm_spacing) < 1 << 32
-    assert min(config.lpm_spacing) >= 1
+    assert max(row.spacing for row in config.law) < 1 << 32
+    assert min(row.spacing for row in config.law) >= 1
 
 
 # --- Validation -----------------------------------------------------------------------------

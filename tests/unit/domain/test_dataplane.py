@@ -21,9 +21,7 @@ from sliceportal.domain.dataplane import (
     SLICE_POLICY,
     TAIL_DROP,
     VLAN_CLASSIFIER,
-    VQ_UNITS_PER_S,
     DataplaneSlice,
-    DataplaneValueError,
     FieldMatch,
     MatchKind,
     Route,
@@ -34,6 +32,10 @@ from sliceportal.domain.dataplane import (
     enforced_rate_bps,
     route_entry,
     slice_entries,
+)
+from sliceportal.domain.units import (
+    VQ_UNITS_PER_S,
+    DataplaneValueError,
     vq_units,
     vq_units_to_seconds,
 )

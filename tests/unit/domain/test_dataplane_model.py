@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.dataplane import (
-    VQ_UNITS_PER_S,
     SlicePolicy,
     VirtualQueueState,
     byte_time,
@@ -17,9 +16,9 @@ from sliceportal.domain.dataplane import (
     histogram_edges,
     histogram_target,
     real_delay_units,
-    vq_units,
     vqueue_step,
 )
+from sliceportal.domain.units import VQ_UNITS_PER_S, vq_units
 
 TICKS_PER_S = 10**9 // c.TIMESTAMP_TICK_NS
 UNITS = c.VQ_UNITS_PER_TICK

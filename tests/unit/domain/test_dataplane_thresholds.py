@@ -14,7 +14,6 @@ import pytest
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.dataplane import (
     DataplaneSlice,
-    DataplaneValueError,
     DelayBucket,
     Route,
     Scheme,
@@ -26,6 +25,7 @@ from sliceportal.domain.dataplane import (
     egress_check,
     vqueue_step,
 )
+from sliceportal.domain.units import DataplaneValueError
 
 UNITS = c.VQ_UNITS_PER_TICK
 BYTE_TIME = 5_242_880  # 100 Mbit/s

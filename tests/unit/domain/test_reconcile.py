@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import reconcile as rc
+from sliceportal.domain.codel import CodelConfig
 
 MBIT = 1e6
 
@@ -75,6 +76,43 @@ def test_a_reused_dp_sid_modifies_the_policy_in_place() -> None:
     steps = [{u.kind for u in step} for step in plan.steps]
     # old classifier and route go before the policy changes, the new ones after
     assert steps.index({rc.UpdateKind.MODIFY}) > steps.index({rc.UpdateKind.DELETE})
+
+
+def codel_placement(dp_sid: int, prefix: str, interval_s: float) -> dp.DataplaneSlice:
+    return dataclasses.replace(
+        placement(dp_sid, prefix),
+        scheme=dp.Scheme.CODEL,
+        codel=CodelConfig.from_seconds(0.005, interval_s),
+    )
+
+
+def test_codel_law_rows_come_before_the_policy_and_go_after_it() -> None:
+    """A new interval's rows are written before the policy that names it; the old interval's
+    rows are deleted only once no policy names them (else a spell would find no spacing)."""
+    old = list(entries(intent(1, codel_placement(1, "10.1.0.0/16", 0.1))).values())
+    plan = rc.plan(entries(intent(1, codel_placement(1, "10.1.0.0/16", 0.05))), old)
+    tables = [(u.kind, u.entry.table) for u in plan.updates]
+    law_inserts = [
+        i for i, t in enumerate(tables) if t == (rc.UpdateKind.INSERT, dp.CODEL_CONTROL_LAW)
+    ]
+    law_deletes = [
+        i for i, t in enumerate(tables) if t == (rc.UpdateKind.DELETE, dp.CODEL_CONTROL_LAW)
+    ]
+    policy = tables.index((rc.UpdateKind.MODIFY, dp.SLICE_POLICY))
+    assert len(law_inserts) == len(law_deletes) == 44
+    assert max(law_inserts) < policy < min(law_deletes)
+    assert plan.steps[-1] == tuple(plan.updates[i] for i in law_deletes)
+
+
+def test_codel_slices_with_one_interval_share_its_law_rows() -> None:
+    one = intent(1, codel_placement(1, "10.1.0.0/16", 0.1))
+    two = intent(2, codel_placement(2, "10.2.0.0/16", 0.1))
+    desired = rc.desired_state([one, two])
+    law = [key for key in desired.entries if key[0] == dp.CODEL_CONTROL_LAW]
+    assert len(law) == 44 and all(desired.owners[key] == [1, 2] for key in law)
+    assert not desired.rejected
+    # the rows stay while one slice still needs them
+    assert len([k for k in entries(two) if k[0] == dp.CODEL_CONTROL_LAW]) == 44
 
 
 def test_entries_compare_by_key_and_action_whatever_the_field_and_param_order() -> None:

@@ -190,7 +190,7 @@ class SourceModel:
             program.meters[f"{prefix}.{m.group(2)}"] = Meter(
                 int(m.group(1), 0), METER_UNITS[m.group(4)], self._int(m.group(3))
             )
-        for m in re.finditer(ANNOTATED + r"register<(\w+)>\((\w+)\) (\w+);", body):
+        for m in re.finditer(ANNOTATED + r"register<(\w+|bit<\w+>)>\((\w+)\) (\w+);", body):
             program.registers[f"{prefix}.{m.group(2)}"] = Register(
                 int(m.group(1), 0), self.width(m.group(3)), self._int(m.group(4))
             )
@@ -204,9 +204,10 @@ class SourceModel:
             assert re.search(pinned, body[: m.start()].rstrip() + " "), f"{name}: no @id/@name"
 
     def _table(self, table_id: int, body: str, prefix: str) -> Table:
-        key = re.search(r"key\s*=\s*\{(.*?)\}", body, flags=re.S)
-        assert key is not None, "every table of ours has a key"
-        fields = re.findall(r"([\w.]+)\s*:\s*(\w+)\s*@name\(\"(\w+)\"\)\s*;", key.group(1))
+        key = re.search(r"key\s*=\s*\{(.*?)\}", body, flags=re.S)  # none: a keyless table
+        fields = re.findall(
+            r"([\w.]+)\s*:\s*(\w+)\s*@name\(\"(\w+)\"\)\s*;", key.group(1) if key else ""
+        )
         actions = re.search(r"actions\s*=\s*\{(.*?)\}", body, flags=re.S)
         assert actions is not None
         refs = re.findall(r"(@defaultonly\s+)?(\w+)\s*;", actions.group(1))
@@ -292,12 +293,13 @@ def test_p4info_objects_match_source(source: Program, info: p4info_pb2.P4Info, k
 
 def test_source_has_the_objects_we_rely_on(source: Program) -> None:
     """Guards the parser itself: an empty model would make the comparison vacuous."""
-    assert len(source.tables) == 4
-    assert len(source.actions) == 8
-    assert len(source.counters) == 6
-    assert len(source.registers) == 2
+    assert len(source.tables) == 6
+    assert len(source.actions) == 12
+    assert len(source.counters) == 7
+    assert len(source.registers) == 7
     assert len(source.meters) == 1
-    assert all(t.match_fields for t in source.tables.values())
+    keyless = [name for name, t in source.tables.items() if not t.match_fields]
+    assert keyless == ["SliceportalIngress.codel.codel_state"]  # runs codel_decide atomically
 
 
 def test_ids_carry_their_type_prefix_and_are_unique(info: p4info_pb2.P4Info) -> None:

@@ -33,7 +33,16 @@ _COUNTERS = (
     dp.ECN_MARKED,
     dp.VQ_DELAY_HIST,
     dp.REAL_DELAY_HIST,
+    dp.AQM_DROPPED,
 )
+_CODEL_REGISTERS = (
+    dp.CODEL_DROPPING_REGISTER,
+    dp.CODEL_COUNT_REGISTER,
+    dp.CODEL_LAST_COUNT_REGISTER,
+    dp.CODEL_DROP_NEXT_REGISTER,
+    dp.CODEL_FIRST_ABOVE_REGISTER,
+)
+"""SliceCodel's registers in the order the kernel unpacks them."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +111,8 @@ def compile_kernel() -> None:
         if _compiled.is_set():
             return
         i64 = np.int64
-        counters = tuple(np.zeros(1, i64) for _ in range(10))
+        counters = tuple(np.zeros(1, i64) for _ in range(12))
+        codel = tuple(np.zeros(1, np.uint64) for _ in _CODEL_REGISTERS)
         kernel.run(
             0, np.zeros((0, L.OL_COLUMNS), i64), -1, np.zeros((0, L.CLS_COLUMNS), i64),
             np.zeros((0, L.FI_COLUMNS), i64), np.zeros((0, L.FF_COLUMNS), np.float64),
@@ -110,7 +120,7 @@ def compile_kernel() -> None:
             np.zeros((1, L.PKT_COLUMNS), i64), np.zeros(1, i64),
             np.zeros((8, L.EV_COLUMNS), i64), np.zeros(L.CUR_COLUMNS, i64),
             np.zeros(1, np.uint64), np.zeros(1, np.uint64),
-            np.zeros((1, L.MTR_COLUMNS), i64), counters,
+            np.zeros((1, L.MTR_COLUMNS), i64), codel, np.zeros((0, L.LAW_COLUMNS), i64), counters,
             np.zeros((0, L.TR_COLUMNS), i64), np.zeros(1, i64), np.zeros((0, 2, 2), i64),
             np.zeros((0, L.TS_COLUMNS), i64), 1, np.zeros(L.ST_COLUMNS, i64),
         )  # fmt: skip
@@ -160,8 +170,15 @@ class Engine:
         for name in _COUNTERS:
             counter = state.counters[_by_name(state, name)]
             arrays += [counter.packets, counter.bytes]
-        # vq_dropped, forwarded, real_dropped, ecn_marked (packets, bytes); histogram packets.
-        self._counters = (*arrays[:8], arrays[8], arrays[10])
+        # vq_dropped, forwarded, real_dropped, ecn_marked (packets, bytes); histogram packets;
+        # aqm_dropped (packets, bytes).
+        self._counters = (*arrays[:8], arrays[8], arrays[10], arrays[12], arrays[13])
+        self._codel = tuple(
+            registers[_by_name(state, name, True)].values for name in _CODEL_REGISTERS
+        )
+        if any(values.dtype != np.uint64 for values in self._codel):
+            raise TypeError("the CoDel registers must be uint64 arrays")
+        self._law: Int64Array = np.zeros((0, L.LAW_COLUMNS), np.int64)
         self.default_port = default_port
         self._ports: Int64Array = np.zeros((L.PORTS, L.PORT_COLUMNS), np.int64)
         for port in range(L.PORTS):
@@ -307,13 +324,14 @@ class Engine:
         compile_kernel()
         with self.state.lock:
             if self.classifier.refresh() or self._classes_stale:
-                self._cls = self._class_table()
+                self._cls, self._law = self._class_table()
                 self._classes_stale = False
             while True:
                 status = kernel.run(
                     t_end_ns, ol, trace_offset, self._cls, self._fi, self._ff, self._ports,
                     self._queues, self._pool, self._free, self._heap, self._cur,
-                    self._vq_delay, self._vq_last, self._meters, self._counters, self.trace,
+                    self._vq_delay, self._vq_last, self._meters, self._codel, self._law,
+                    self._counters, self.trace,
                     self._tap_row, self._tap_hist, self._tap_sum, self._tap_bin_us, self.stats,
                 )  # fmt: skip
                 if status == L.Status.DONE:
@@ -333,8 +351,11 @@ class Engine:
         self._free = free
         self._cur[L.CUR_FREE_N] = n + size
 
-    def _class_table(self) -> Int64Array:
+    def _class_table(self) -> tuple[Int64Array, Int64Array]:
+        """The kernel's header classes, and the control-law rows their codel slices use."""
         table = np.zeros((len(self._headers), L.CLS_COLUMNS), np.int64)
+        law_rows: list[tuple[int, int, int]] = []
+        law_spans: dict[int, tuple[int, int]] = {}
         for class_id, headers in enumerate(self._headers):
             verdict = self.classifier.verdict(headers)
             row = table[class_id]
@@ -353,4 +374,17 @@ class Engine:
                 row[L.CLS_C_DELAY] = policy.c_delay
                 row[L.CLS_M_DELAY] = policy.m_delay or 0
                 row[L.CLS_HIST_TARGET] = policy.hist_target
-        return table
+                codel = policy.codel
+                if codel is not None:
+                    row[L.CLS_POLICY] = L.POLICY_CODEL
+                    row[L.CLS_CODEL_TARGET] = codel.target
+                    row[L.CLS_CODEL_INTERVAL] = codel.interval
+                    row[L.CLS_CODEL_ECN] = int(codel.ecn_mark)
+                    span = law_spans.get(codel.interval)
+                    if span is None:
+                        start = len(law_rows)
+                        law_rows += [(r.value, r.prefix_len, r.spacing) for r in codel.law]
+                        span = law_spans[codel.interval] = (start, len(law_rows))
+                    row[L.CLS_LAW_START], row[L.CLS_LAW_END] = span
+        law = np.array(law_rows, np.int64).reshape(-1, L.LAW_COLUMNS)
+        return table, law

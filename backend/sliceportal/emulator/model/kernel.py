@@ -47,6 +47,9 @@ _VQ_DROPPED = int(L.Outcome.VQ_DROPPED)
 _QUEUE_FULL = int(L.Outcome.QUEUE_FULL)
 _REAL_DROPPED = int(L.Outcome.REAL_DROPPED)
 _FORWARDED = int(L.Outcome.FORWARDED)
+_AQM_DROPPED = int(L.Outcome.AQM_DROPPED)
+_COUNT_MAX = (1 << c.CODEL_COUNT_WIDTH) - 1
+_REENTRY_INTERVALS = 16
 _DONE = int(L.Status.DONE)
 _GROW_HEAP = int(L.Status.GROW_HEAP)
 _GROW_POOL = int(L.Status.GROW_POOL)
@@ -257,7 +260,7 @@ def _egress(
 ) -> bool:
     """RealQueueCheck and SliceMonitor for the packet in pool ``slot`` dequeued at ``deq``;
     True if it was transmitted (then the link is busy until its last bit is out)."""
-    (_, _, fwd_p, fwd_b, rd_p, rd_b, ecn_p, ecn_b, vqh, rqh) = counters
+    (_, _, fwd_p, fwd_b, rd_p, rd_b, ecn_p, ecn_b, vqh, rqh, _, _) = counters
     sid = pool[slot, L.PKT_SID]
     policy = pool[slot, L.PKT_POLICY]
     length = pool[slot, L.PKT_LEN]
@@ -269,7 +272,7 @@ def _egress(
     if td > _TD_MAX:
         td = _TD_MAX
     real = td * _UNITS_PER_TICK
-    marked = False
+    marked = pool[slot, L.PKT_MARKED] == 1
     if policy != L.POLICY_NONE and policy != L.POLICY_METER:
         worst = vq if vq > real else real
         if worst > pool[slot, L.PKT_C_DELAY]:
@@ -328,6 +331,90 @@ def _egress(
 
 
 @_jit
+def _codel(sid: int, ts: int, sojourn: int, cls_row: Any, codel: tuple[Any, ...], law: Any) -> bool:
+    """SliceCodel (codel.p4) for a packet the slice's virtual queue took: codel_decide, then
+    on a signal the control-law lookup and codel_spacing (see codel.codel_step). True: the
+    packet is signalled (dropped, or marked CE)."""
+    dropping_a, count_a, last_a, next_a, above_a = codel
+    interval = cls_row[L.CLS_CODEL_INTERVAL]
+    # int64 at once: numba turns uint64 - int64 into float64
+    dropping = int(np.int64(dropping_a[sid]))
+    count = int(np.int64(count_a[sid]))
+    last_count = int(np.int64(last_a[sid]))
+    drop_next = int(np.int64(next_a[sid]))
+    first_above = int(np.int64(above_a[sid]))
+    ok_to_drop = False
+    if sojourn < cls_row[L.CLS_CODEL_TARGET]:
+        first_above = 0
+    elif first_above == 0:
+        first_above = (ts + interval) & _TS_MASK
+        if first_above == 0:
+            first_above = 1
+    else:
+        ok_to_drop = ((ts - first_above) & _TS_MASK) >> _TS_TOP == 0
+    since = (ts - drop_next) & _TS_MASK
+    signal = False
+    entering = False
+    if dropping == 1:
+        if not ok_to_drop:
+            dropping = 0
+        elif since >> _TS_TOP == 0:
+            signal = True
+            if count < _COUNT_MAX:
+                count += 1
+    elif ok_to_drop:
+        signal = True
+        entering = True
+        dropping = 1
+        delta = (count - last_count) & _COUNT_MAX
+        recent = since < _REENTRY_INTERVALS * interval or since >> _TS_TOP == 1
+        count = delta if delta > 1 and recent else 1
+        last_count = count
+    dropping_a[sid] = dropping
+    count_a[sid] = count
+    last_a[sid] = last_count
+    above_a[sid] = first_above
+    if signal:
+        for row in range(cls_row[L.CLS_LAW_START], cls_row[L.CLS_LAW_END]):
+            shift = c.CODEL_COUNT_WIDTH - law[row, L.LAW_PREFIX_LEN]
+            if count >> shift == law[row, L.LAW_VALUE] >> shift:
+                base = ts if entering else drop_next
+                next_a[sid] = (base + law[row, L.LAW_SPACING]) & _TS_MASK
+                break
+    return signal
+
+
+@_jit
+def _dropped_in_ingress(
+    sid: int,
+    length: int,
+    vq: int,
+    counters: tuple[Any, ...],
+    counter: int,
+    stats: Any,
+    stat: int,
+    tr: Any,
+    index: int,
+    outcome: int,
+    heap: Any,
+    cur: Any,
+    fi: Any,
+    flow: int,
+    seq: int,
+    now: int,
+) -> None:
+    """A drop in ingress: the packets-and-bytes counter pair at ``counters[counter]``, the
+    total ``stat``, the trace (``outcome``, the virtual delay ``vq``) and the sender's loss."""
+    counters[counter][sid] += 1
+    counters[counter + 1][sid] += length
+    stats[stat] += 1
+    if index >= 0 and tr.shape[0] > 0:
+        tr[index, L.TR_OUTCOME] = outcome
+        tr[index, L.TR_VQ] = vq
+    _feedback(heap, cur, fi, flow, seq, now, L.EV_LOSS)
+
+
+@_jit
 def _ingress(
     now: int,
     cls_id: int,
@@ -347,6 +434,8 @@ def _ingress(
     vq_delay: Any,
     vq_last: Any,
     meters: Any,
+    codel: tuple[Any, ...],
+    law: Any,
     counters: tuple[Any, ...],
     tr: Any,
     tap_row: Any,
@@ -356,8 +445,6 @@ def _ingress(
     stats: Any,
 ) -> None:
     """SliceportalIngress for one packet arriving at ``now``, then the traffic manager."""
-    vqd_p = counters[0]
-    vqd_b = counters[1]
     stats[L.ST_INGRESS] += 1
     port = cls[cls_id, L.CLS_PORT]
     sid = cls[cls_id, L.CLS_SID]
@@ -370,15 +457,11 @@ def _ingress(
     _trace(tr, index, 0, sid, port, prio)
     policy = cls[cls_id, L.CLS_POLICY]
     vq = 0
+    marked = 0
     if policy == L.POLICY_METER:
         if _meter_red(meters, sid, now, length):
-            vqd_p[sid] += 1
-            vqd_b[sid] += length
-            stats[L.ST_VQ_DROPPED] += 1
-            if index >= 0 and tr.shape[0] > 0:
-                tr[index, L.TR_OUTCOME] = _VQ_DROPPED
-                tr[index, L.TR_VQ] = 0
-            _feedback(heap, cur, fi, flow, seq, now, L.EV_LOSS)
+            _dropped_in_ingress(sid, length, 0, counters, 0, stats, L.ST_VQ_DROPPED, tr, index,
+                                _VQ_DROPPED, heap, cur, fi, flow, seq, now)  # fmt: skip
             return
     elif policy != L.POLICY_NONE:
         # vqueue.p4, step for step (see dataplane.vqueue_step).
@@ -398,17 +481,19 @@ def _ingress(
         c_delay = cls[cls_id, L.CLS_C_DELAY]
         if delay > c_delay or tx_time > c_delay - delay:
             vq_delay[sid] = delay
-            vqd_p[sid] += 1
-            vqd_b[sid] += length
-            stats[L.ST_VQ_DROPPED] += 1
-            if index >= 0 and tr.shape[0] > 0:
-                tr[index, L.TR_OUTCOME] = _VQ_DROPPED
-                tr[index, L.TR_VQ] = delay
-            _feedback(heap, cur, fi, flow, seq, now, L.EV_LOSS)
+            _dropped_in_ingress(sid, length, delay, counters, 0, stats, L.ST_VQ_DROPPED, tr,
+                                index, _VQ_DROPPED, heap, cur, fi, flow, seq, now)  # fmt: skip
             return
-        delay += tx_time
-        vq_delay[sid] = delay
-        vq = delay
+        vq_delay[sid] = delay + tx_time
+        vq = delay + tx_time
+        if policy == L.POLICY_CODEL and _codel(sid, ts, delay, cls[cls_id], codel, law):
+            if cls[cls_id, L.CLS_CODEL_ECN] == 1 and (ecn == 1 or ecn == 2):
+                ecn = _ECN_CE
+                marked = 1
+            else:
+                _dropped_in_ingress(sid, length, vq, counters, 10, stats, L.ST_AQM_DROPPED, tr,
+                                    index, _AQM_DROPPED, heap, cur, fi, flow, seq, now)  # fmt: skip
+                return
     if index >= 0 and tr.shape[0] > 0:
         tr[index, L.TR_VQ] = vq
     if queues[port, prio, L.Q_LEN] >= ports[port, L.PORT_DEPTH]:
@@ -432,6 +517,7 @@ def _ingress(
     pool[slot, L.PKT_FLOW] = flow
     pool[slot, L.PKT_SEQ] = seq
     pool[slot, L.PKT_TRACE] = index
+    pool[slot, L.PKT_MARKED] = marked
     if ports[port, L.PORT_QUEUED] == 0 and ports[port, L.PORT_FREE_AT] <= now:
         # An idle link takes the packet at once: dequeued at its enqueue time.
         free[n] = slot
@@ -654,6 +740,8 @@ def run(
     vq_delay: Any,
     vq_last: Any,
     meters: Any,
+    codel: tuple[Any, ...],
+    law: Any,
     counters: tuple[Any, ...],
     tr: Any,
     tap_row: Any,
@@ -697,7 +785,8 @@ def run(
                     _ingress(
                         time, fi[a, L.FI_CLS], fi[a, L.FI_LEN], fi[a, L.FI_ECN], a, seq, -1,
                         cls, ports, queues, pool, free, heap, cur, fi, vq_delay, vq_last,
-                        meters, counters, tr, tap_row, tap_hist, tap_sum, tap_bin_us, stats,
+                        meters, codel, law, counters, tr, tap_row, tap_hist, tap_sum,
+                        tap_bin_us, stats,
                     )  # fmt: skip
                     _may_send(heap, cur, fi, ff, a, time)
             else:
@@ -712,7 +801,7 @@ def run(
                 t_ol, ol[pos, L.OL_CLS], ol[pos, L.OL_LEN], ol[pos, L.OL_ECN], -1, 0,
                 trace_offset + pos if trace_offset >= 0 else -1,
                 cls, ports, queues, pool, free, heap, cur, fi, vq_delay, vq_last, meters,
-                counters, tr, tap_row, tap_hist, tap_sum, tap_bin_us, stats,
+                codel, law, counters, tr, tap_row, tap_hist, tap_sum, tap_bin_us, stats,
             )  # fmt: skip
     cur[L.CUR_NOW] = t_end
     return _DONE

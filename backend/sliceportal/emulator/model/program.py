@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.codel import CodelConfig, ControlLawRow, by_prefix_length
 from sliceportal.emulator.state import DeviceState
 from sliceportal.emulator.tables import Entry, MatchValue, Table
 from sliceportal.p4rt.p4info import ActionCall, P4InfoIndex, TableInfo
@@ -104,15 +105,19 @@ class Classifier:
         self._vlan = _table(program, dp.VLAN_CLASSIFIER)
         self._prefix = _table(program, dp.PREFIX_CLASSIFIER)
         self._policy = _table(program, dp.SLICE_POLICY)
+        self._law = _table(program, dp.CODEL_CONTROL_LAW)
         names = {a.name: a.id for a in program.actions.values()}
         self._set_next_hop = names[dp.SET_NEXT_HOP]
         self._set_slice = names[dp.SET_SLICE]
         self._tail_drop = names[dp.TAIL_DROP]
         self._ecn_step = names[dp.ECN_STEP]
         self._meter_policy = names.get(dp.METER_POLICY)
+        self._codel = names[dp.CODEL]
+        self._codel_spacing = names[dp.CODEL_SPACING]
         self._versions: tuple[int, ...] = ()
         self._indexes: tuple[_LpmIndex, _LpmIndex, _LpmIndex] | None = None
         self._policies: dict[int, Entry] = {}
+        self._laws: dict[int, tuple[ControlLawRow, ...]] = {}
 
     def refresh(self) -> bool:
         """Re-read the tables if a write changed them since the last call; True if it did."""
@@ -121,13 +126,22 @@ class Classifier:
         if versions == self._versions:
             return False
         self._versions = versions
-        route, vlan, prefix, policy = (tables[t.id] for t in self._tables())
+        route, vlan, prefix, policy, law = (tables[t.id] for t in self._tables())
         self._indexes = (_LpmIndex(route), _LpmIndex(vlan), _LpmIndex(prefix))
         self._policies = {_exact(e.match[0]): e for e in policy.entries.values()}
+        rows: dict[int, list[ControlLawRow]] = {}
+        for entry in law.entries.values():
+            if entry.action is None or entry.action.action_id != self._codel_spacing:
+                continue
+            interval, count = entry.match
+            value, prefix_len = (0, 0) if count is None else _lpm_pair(count)
+            row = ControlLawRow(value, prefix_len, entry.action.args[0])
+            rows.setdefault(_exact(interval), []).append(row)
+        self._laws = {interval: by_prefix_length(tuple(r)) for interval, r in rows.items()}
         return True
 
     def _tables(self) -> tuple[TableInfo, ...]:
-        return (self._route, self._vlan, self._prefix, self._policy)
+        return (self._route, self._vlan, self._prefix, self._policy, self._law)
 
     def verdict(self, headers: Headers) -> Verdict:
         """Ingress for these headers, as `SliceportalIngress` applies it (call `refresh` first)."""
@@ -159,6 +173,12 @@ class Classifier:
             return Verdict(
                 port, dp_sid, dp.SlicePolicy(args[0], args[1], args[2], args[3], args[4])
             )
+        if action == self._codel:
+            priority, byte_time, c_delay, hist_target, target, interval, ecn_mark = args
+            law = self._laws.get(interval, ())
+            codel = CodelConfig(target, interval, ecn_mark == 1, law)
+            policy = dp.SlicePolicy(priority, byte_time, c_delay, None, hist_target, codel=codel)
+            return Verdict(port, dp_sid, policy)
         if action == self._meter_policy:
             # No virtual queue: byte_time and c_delay are unused (the meter holds the rates).
             return Verdict(port, dp_sid, dp.SlicePolicy(args[0], 0, 0, None, args[1], True))

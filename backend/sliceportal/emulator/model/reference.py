@@ -9,6 +9,7 @@ the responsive senders exist only in the compiled path.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.codel import CodelState, codel_step
+from sliceportal.domain.units import Verdict
 from sliceportal.emulator import layout as L
 from sliceportal.emulator.layout import QUEUES, Outcome
 from sliceportal.emulator.model.ports import PortConfig, tx_time_ns
@@ -64,6 +67,8 @@ class _Queued:
     frame_bytes: int
     ecn: int
     vq_delay: int
+    marked: bool = False
+    """CE-marked by this switch in ingress (CoDel)."""
 
 
 class ReferenceSwitch:
@@ -81,6 +86,16 @@ class ReferenceSwitch:
         registers = {i.name: i.id for i in state.program.registers.values()}
         self._vq_delay = state.registers[registers[dp.VQ_DELAY_REGISTER]].values
         self._vq_last = state.registers[registers[dp.VQ_LAST_SEEN_REGISTER]].values
+        self._codel = [
+            state.registers[registers[name]].values
+            for name in (
+                dp.CODEL_DROPPING_REGISTER,
+                dp.CODEL_COUNT_REGISTER,
+                dp.CODEL_LAST_COUNT_REGISTER,
+                dp.CODEL_DROP_NEXT_REGISTER,
+                dp.CODEL_FIRST_ABOVE_REGISTER,
+            )
+        ]
         meters = [m for m in state.meters.values() if m.info.name == dp.SLICE_METER]
         self._meters = meters[0].cells if meters else None
         self._queues: dict[int, list[deque[_Queued]]] = {}
@@ -115,6 +130,7 @@ class ReferenceSwitch:
             return
         sid, policy, port, prio = verdict.dp_sid, verdict.policy, verdict.port, verdict.priority
         vq = 0
+        ecn, marked = packet.ecn, False
         if policy is not None and policy.metered:
             if self._meter_color(sid, packet) == dp.METER_RED:
                 self._count(dp.VQ_DROPPED, sid, packet.frame_bytes)
@@ -131,12 +147,27 @@ class ReferenceSwitch:
                 self.decisions[index] = Decision(Outcome.VQ_DROPPED, sid, port, prio, after.delay)
                 return
             vq = after.delay
+            if policy.codel is not None:
+                # SliceCodel, on the delay ahead of the packet (the drained virtual queue)
+                sojourn = after.delay - packet.frame_bytes * policy.byte_time
+                cells = self._codel
+                dropping, *registers = (int(cell[sid]) for cell in cells)
+                state = CodelState(bool(dropping), *registers)
+                state, signal = codel_step(state, policy.codel, now, sojourn, ecn in (1, 2))
+                for cell, value in zip(cells, dataclasses.astuple(state), strict=True):
+                    cell[sid] = int(value)
+                if signal is Verdict.DROP:
+                    self._count(dp.AQM_DROPPED, sid, packet.frame_bytes)
+                    self.decisions[index] = Decision(Outcome.AQM_DROPPED, sid, port, prio, vq)
+                    return
+                if signal is Verdict.MARK:
+                    ecn, marked = _ECN_CE, True
         config = self._ports.get(port, self._default_port)
         queues = self._queues.setdefault(port, [deque() for _ in range(QUEUES)])
         if len(queues[prio]) >= config.queue_depth:
             self.decisions[index] = Decision(Outcome.QUEUE_FULL, sid, port, prio, vq)
             return
-        item = _Queued(index, packet.time_ns, sid, policy, packet.frame_bytes, packet.ecn, vq)
+        item = _Queued(index, packet.time_ns, sid, policy, packet.frame_bytes, ecn, vq, marked)
         self.decisions[index] = Decision(Outcome.PENDING, sid, port, prio, vq)
         free_at = self._free_at.get(port, 0)
         if not any(queues) and free_at <= packet.time_ns:
@@ -196,6 +227,7 @@ class ReferenceSwitch:
         dropped, marked = False, False
         if item.policy is not None and not item.policy.metered:
             dropped, marked = dp.egress_check(item.vq_delay, td, item.policy, item.ecn)
+        marked = marked or item.marked
         if dropped:
             self._count(dp.REAL_DROPPED, item.dp_sid, item.frame_bytes)
             self.decisions[item.index] = Decision(

@@ -50,6 +50,7 @@ _STATS = {
     "queue_full": L.ST_QUEUE_FULL,
     "real_dropped": L.ST_REAL_DROPPED,
     "forwarded": L.ST_FORWARDED,
+    "aqm_dropped": L.ST_AQM_DROPPED,
 }
 
 
