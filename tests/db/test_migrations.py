@@ -393,3 +393,43 @@ def test_0013_counts_aqm_drops_and_the_samples_stored_before_count_none(
             assert conn.execute("SELECT count(*) FROM telemetry_samples").fetchone() == (1,)
     finally:
         embedded.drop_database(postgres_server_url, name)
+
+
+def test_0014_keeps_codel_s_state_whole_and_the_samples_stored_before_have_none(
+    postgres_server_url: str,
+) -> None:
+    """Nullable, both or neither, the count not negative; a downgrade drops them."""
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    before = _SAMPLE.format(target="hist_target, aqm_dropped_packets, aqm_dropped_bytes,",
+                            value="1310720000000, 0, 0,")  # fmt: skip
+
+    def sample(minute: int, dropping: str, count: str) -> str:
+        return (
+            before.replace("12:01", f"12:{minute:02d}")
+            .replace("vq_hist, rq_hist)", "vq_hist, rq_hist, codel_dropping, codel_count)")
+            .replace("'{0,0,0,10,0,0,0,0}')", f"'{{0,0,0,10,0,0,0,0}}', {dropping}, {count})")
+        )
+
+    try:
+        upgrade(url, "0013")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            conn.execute(before)
+            upgrade(url, "0014")
+            conn.execute(sample(2, "true", "7"))
+            conn.execute(sample(3, "false", "0"))
+            assert conn.execute(
+                "SELECT codel_dropping, codel_count FROM telemetry_samples ORDER BY t"
+            ).fetchall() == [(None, None), (True, 7), (False, 0)]
+            for dropping, count in (("true", "NULL"), ("NULL", "3"), ("false", "-1")):
+                with pytest.raises(psycopg.errors.CheckViolation, match="codel_state"):
+                    conn.execute(sample(4, dropping, count))
+            downgrade(url, "0013")
+            assert conn.execute("SELECT count(*) FROM telemetry_samples").fetchone() == (3,)
+            columns = conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_name = 'telemetry_samples' AND column_name LIKE 'codel%'"
+            ).fetchall()
+            assert columns == []
+    finally:
+        embedded.drop_database(postgres_server_url, name)

@@ -265,3 +265,46 @@ def test_legacy_rows_are_read_on_the_former_global_edges(
     ]
     assert sample["rq_delay_p99_s"] == 0.002  # [1, 2) ms on the old edges
     assert [edge for edge, _ in sample["rq_cdf"]] == [us / 1e6 for us in LEGACY_EDGES_US]
+
+
+def test_history_carries_codel_s_state_of_raw_samples_only(
+    client: TestClient,
+    viewer_headers: dict[str, str],
+    db: sessionmaker[Session],
+    slice_id: int,
+) -> None:
+    """A raw sample says CoDel's state at its reading (a typed `CodelState`); sums (coarser
+    buckets, minute rows) say none: a state at an instant does not add up. A raw sample
+    without registers (a switch that cannot read them) has neither."""
+    registers = {"vq_delay_s": 0.006, "vq_last_seen_ticks": 42}
+    records = [
+        store.SampleRecord(slice_id, 1, T1 + dt.timedelta(seconds=1), 1.0, counts(5), TARGET,
+                           registers=registers, codel=(True, 7)),
+        store.SampleRecord(slice_id, 1, T1 + dt.timedelta(seconds=2), 1.0, counts(5), TARGET,
+                           registers=registers, codel=(False, 7)),
+        store.SampleRecord(slice_id, 1, T1 + dt.timedelta(seconds=3), 1.0, counts(5), TARGET),
+    ]  # fmt: skip
+    with db() as session:
+        store.insert_samples(session, records)
+        session.commit()
+    end = T1 + dt.timedelta(minutes=1)
+    raw = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=1)["data"]
+    assert [(s["codel"], s["registers"] is not None) for s in raw] == [
+        ({"dropping": True, "count": 7}, True),
+        ({"dropping": False, "count": 7}, True),
+        (None, False),
+    ]
+    (summed,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=60)["data"]
+    assert summed["codel"] is None and summed["downsampled"]
+    with db() as session:
+        store.downsample(session, T1 + dt.timedelta(hours=2), 3600)
+        session.commit()
+    (minute,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=1)["data"]
+    assert minute["codel"] is None and minute["downsampled"]
+
+    schema = client.get("/api/v1/openapi.json").json()["components"]["schemas"]
+    assert schema["CodelState"]["required"] == ["dropping", "count"]
+    assert schema["TelemetrySample"]["properties"]["codel"]["anyOf"] == [
+        {"$ref": "#/components/schemas/CodelState"},
+        {"type": "null"},
+    ]

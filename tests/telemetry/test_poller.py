@@ -1,5 +1,6 @@
 """The poller against the emulator over gRPC, with the real PostgreSQL and Redis: counters that
-moved become samples with the right rates and percentiles; a cell budget spreads the slices."""
+moved become samples with the right rates and percentiles; a cell budget spreads the slices;
+a codel slice's samples carry CoDel's state where the switch reads registers."""
 
 from __future__ import annotations
 
@@ -16,12 +17,16 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.alerts.engine import AlertEngine, Timing
+from sliceportal.controlplane.desired import intents
 from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
 from sliceportal.db import samples as store
 from sliceportal.db.models import TelemetrySample
 from sliceportal.domain import dataplane as dp
-from sliceportal.domain.telemetry import CELLS_PER_SLICE
+from sliceportal.domain.reconcile import EntryUpdate, UpdateKind, desired_state
+from sliceportal.domain.telemetry import CELLS_PER_SLICE, CODEL_REGISTER_CELLS
+from sliceportal.emulator.model.switch_model import Clock, PacketModel
+from sliceportal.emulator.model.traffic import SourceSpec
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.p4rt.session import SessionPool
 from sliceportal.telemetry.inventory import SwitchWatch, load_inventory
@@ -33,6 +38,9 @@ from telemetry.helpers import (
     dp_sid_of,
     next_message,
 )
+
+CODEL = {"scheme": "codel", "codel": {"target_s": 0.005, "interval_s": 0.1}}
+"""A codel slice of `slice_body`'s 10 Mbit/s and 10 ms burst limit: CoDel acts at 5 ms."""
 
 
 class FakeClock:
@@ -223,12 +231,12 @@ def test_a_switch_that_cannot_read_registers_is_polled_on_its_counters_alone(
     sink: SampleSink,
 ) -> None:
     """Register reads are an emulator-only extra: against a switch that answers them
-    UNIMPLEMENTED as BMv2 does, samples carry no registers and the poller reads counters only
-    (20 cells a slice, not 22)."""
+    UNIMPLEMENTED as BMv2 does, samples carry no registers, nor CoDel's state of a codel
+    slice, and the poller reads counters only (21 cells a slice, not 23 or 25)."""
     with EmulatorServer("127.0.0.1:0", 1, load_pipeline=True, like_bmv2=True) as bmv2:
         counters = SwitchCounters(bmv2.address)
         try:
-            (slice_,) = create_emulator_slices(client, operator_headers, bmv2.address)
+            (slice_,) = create_emulator_slices(client, operator_headers, bmv2.address, **CODEL)
             clock = FakeClock()
             poller = SwitchPoller(watch_of(db, settings, slice_), pool, 1.0, clock=clock)
             assert poller.poll() is not None  # the baseline
@@ -239,7 +247,116 @@ def test_a_switch_that_cannot_read_registers_is_polled_on_its_counters_alone(
             batch = poller.poll()
         finally:
             counters.close()
-    assert batch is not None and batch.registers is None
+    assert batch is not None and batch.registers is None and batch.codel is None
     sink.handle(batch)
     (sample,) = stored(db, slice_["id"], batch.t)
     assert sample["throughput_bps"] == 125_000 * 8 and sample["registers"] is None
+    assert sample["codel"] is None and not sample["downsampled"]
+    with db() as session:
+        row = session.scalars(
+            select(TelemetrySample).where(TelemetrySample.slice_id == slice_["id"])
+        ).one()
+    assert (row.codel_dropping, row.codel_count) == (None, None)
+
+
+def deploy(db: sessionmaker[Session], pool: SessionPool, watch: SwitchWatch) -> None:
+    """Write the switch's entries as the reconciler would (the pipeline is loaded already)."""
+    with db() as session:
+        wanted = desired_state(intents(session, switch_id=watch.switch_id).values())
+    updates = [EntryUpdate(UpdateKind.INSERT, entry) for entry in wanted.entries.values()]
+    assert all(outcome.ok for outcome in pool.get(watch.target).write(updates))
+
+
+def codel_registers(emulator: EmulatorServer, dp_sid: int) -> tuple[bool, int]:
+    """CoDel's state as the emulator holds it, read in process (not over P4Runtime)."""
+    state = emulator.service.state
+    assert state is not None
+    values = {array.info.name: array.values for array in state.registers.values()}
+    return (
+        bool(values[dp.CODEL_DROPPING_REGISTER][dp_sid]),
+        int(values[dp.CODEL_COUNT_REGISTER][dp_sid]),
+    )
+
+
+def test_a_codel_slice_s_samples_carry_codel_s_state_read_with_the_registers(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    pool: SessionPool,
+    sink: SampleSink,
+) -> None:
+    """Traffic through the emulator's packet model: 20 Mbit/s into a 10 Mbit/s codel slice
+    keeps its delay above CoDel's target, so CoDel drops, spell after spell; light traffic
+    afterwards ends the spell. The poller reads both states, with the registers it reads
+    anyway, and only for the codel slice."""
+    model = PacketModel(clock=Clock.MANUAL)
+    with EmulatorServer("127.0.0.1:0", 1, load_pipeline=True, model=model) as emulator:
+        codel_slice, other = create_emulator_slices(
+            client, operator_headers, emulator.address, 2, **CODEL
+        )
+        client.patch(
+            f"/api/v1/slices/{other['id']}", json={"scheme": "tail_drop"}, headers=operator_headers
+        ).raise_for_status()
+        watch = watch_of(db, settings, codel_slice)
+        assert [s.codel for s in watch.slices] == [True, False]
+        deploy(db, pool, watch)
+        clock = FakeClock()
+        poller = SwitchPoller(watch, pool, 1.0, clock=clock)
+        assert poller.poll() is not None  # the baseline
+        sid = dp_sid_of(codel_slice)
+
+        model.put_source(SourceSpec("heavy", "cbr", "10.0.0.1", rate_bps=20e6))
+        model.advance(1.0)
+        clock.advance(1.0)
+        batch = poller.poll()
+        assert batch is not None and batch.codel is not None
+        dropping, count = codel_registers(emulator, sid)
+        assert dropping and count >= 2
+        assert batch.codel.tolist() == [[1, count], [-1, -1]]
+        sink.handle(batch)
+        (sample,) = stored(db, codel_slice["id"], batch.t)
+        assert sample["codel"] == {"dropping": True, "count": count}
+        assert sample["aqm_drop_ratio"] > 0  # its drops, counted as before
+        (tail_drop,) = stored(db, other["id"], batch.t)
+        assert tail_drop["codel"] is None
+
+        model.remove_source("heavy")
+        model.put_source(SourceSpec("light", "cbr", "10.0.0.1", rate_bps=1e6))
+        model.advance(1.0)
+        clock.advance(1.0)
+        batch = poller.poll()
+        assert batch is not None and batch.codel is not None
+        assert codel_registers(emulator, sid) == (False, count)  # the spell's count stays
+        assert batch.codel.tolist() == [[0, count], [-1, -1]]
+        sink.handle(batch)
+        (sample,) = stored(db, codel_slice["id"], batch.t)
+        assert sample["codel"] == {"dropping": False, "count": count}
+    with db() as session:
+        rows = session.execute(
+            select(TelemetrySample.codel_dropping, TelemetrySample.codel_count)
+            .where(TelemetrySample.slice_id == codel_slice["id"])
+            .order_by(TelemetrySample.t)
+        ).all()
+    assert [tuple(row) for row in rows] == [(True, count), (False, count)]
+
+
+def test_codel_slices_read_two_register_cells_more_within_the_budget(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    pool: SessionPool,
+) -> None:
+    """A codel slice costs 25 cells, another 23: a budget of 2 x 23 + 2 fits one codel slice
+    and one other, and two codel slices need two periods."""
+    slices = create_emulator_slices(client, operator_headers, emulator.address, 2, **CODEL)
+    watch = watch_of(db, settings, slices[0])
+    poller = SwitchPoller(watch, pool, 1.0, clock=FakeClock())
+    fits_one_codel = 2 * poller.cells_per_slice + CODEL_REGISTER_CELLS
+    poller.watch = dataclasses.replace(watch, budget_cells=fits_one_codel)
+    assert [len(group) for group in poller.groups] == [1, 1]
+    mixed = (watch.slices[0], dataclasses.replace(watch.slices[1], codel=False))
+    poller.watch = dataclasses.replace(watch, budget_cells=fits_one_codel, slices=mixed)
+    assert [len(group) for group in poller.groups] == [2]

@@ -522,6 +522,10 @@ class TelemetrySample(Base):
             name="hist_buckets",
         ),
         sa.CheckConstraint(f"hist_target >= {LEGACY_HIST_TARGET}", name="hist_target_known"),
+        sa.CheckConstraint(
+            "(codel_dropping IS NULL) = (codel_count IS NULL) AND codel_count >= 0",
+            name="codel_state",
+        ),
     )
 
     slice_id: Mapped[int] = mapped_column(primary_key=True)
@@ -552,6 +556,11 @@ class TelemetrySample(Base):
     rq_hist: Mapped[list[int]] = mapped_column(postgresql.ARRAY(sa.BigInteger))
     counters_reset: Mapped[bool] = mapped_column(server_default=sa.false())
     registers: Mapped[dict[str, Any] | None] = mapped_column(postgresql.JSONB)
+    codel_dropping: Mapped[bool | None]
+    codel_count: Mapped[int | None] = mapped_column(sa.BigInteger)
+    """CoDel's state at the reading (registers `codel_dropping` and `codel_count`, migration
+    0014): both NULL unless the slice runs CoDel and the switch reads registers, and in minute
+    rows (a state at one instant does not add up)."""
 
 
 class Alert(ChangeLogged, Base):

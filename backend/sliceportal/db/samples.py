@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from sliceportal.db.models import TelemetrySample
 from sliceportal.domain import p4constants as c
-from sliceportal.domain.telemetry import COLUMNS, BatchMetrics, batch_metrics
+from sliceportal.domain.telemetry import COLUMNS, NO_CODEL, BatchMetrics, batch_metrics
 
 PAIR_COLUMNS = COLUMNS[: -2 * c.HIST_BUCKETS]
 """The packets-and-bytes columns; the histograms are the arrays vq_hist and rq_hist."""
@@ -41,6 +41,8 @@ COPY_COLUMNS = (
     *HISTOGRAMS,
     "counters_reset",
     "registers",
+    "codel_dropping",
+    "codel_count",
 )
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 MINUTE = dt.timedelta(minutes=1)
@@ -60,10 +62,14 @@ class SampleRecord:
     counters_reset: bool = False
     registers: dict[str, Any] | None = None
     downsampled: bool = False
+    codel: tuple[bool, int] | None = None
+    """CoDel's dropping and count at the reading: a codel slice's raw sample, where the
+    switch reads registers."""
 
     def copy_values(self) -> tuple[Any, ...]:
         """Its row for COPY (`_copy_lines`)."""
         registers = None if self.registers is None else json.dumps(self.registers)
+        dropping, count = _NO_CODEL if self.codel is None else _codel_text(*self.codel)
         return (
             self.slice_id,
             self.t.isoformat(),
@@ -74,6 +80,8 @@ class SampleRecord:
             *self.counts,
             _BOOL[self.counters_reset],
             _copy_text(registers),
+            dropping,
+            count,
         )
 
 
@@ -99,28 +107,37 @@ def sample_documents(
             record.downsampled,
             record.counters_reset,
             json.dumps(record.registers),
+            _codel_json(record.codel),
         )
         for record in records
     ]
     return [json.loads(text) for text in sample_json(heads, metrics or metrics_of(records))]
 
 
-SampleHead = tuple[str, int, int, bool, bool, str]
+SampleHead = tuple[str, int, int, bool, bool, str, str]
 """What a sample says besides its metrics: t (ISO 8601), slice id, switch id, downsampled,
-counters reset, and its registers as JSON text ("null" when not read)."""
+counters reset, its registers and CoDel's state as JSON text ("null" when not read)."""
 _SAMPLE = (
     '{"t": "%s", "slice_id": %d, "switch_id": %d, "downsampled": %s, "counters_reset": %s, '
-    '%s, "registers": %s}'
+    '%s, "registers": %s, "codel": %s}'
 )
 _JSON_BOOL = ("false", "true")
+
+
+def _codel_json(codel: tuple[bool, int] | None) -> str:
+    """A record's CoDel state as its sample's ``codel`` member (`domain.telemetry.codel_json`)."""
+    if codel is None:
+        return "null"
+    return f'{{"dropping": {_JSON_BOOL[codel[0]]}, "count": {codel[1]}}}'
 
 
 def sample_json(heads: Sequence[SampleHead], metrics: BatchMetrics) -> list[str]:
     """Each sample's JSON text (docs/telemetry.md), as `json.dumps` writes it: the poller
     publishes thousands a second, and builds no dict for them (`BatchMetrics.json_members`)."""
     return [
-        _SAMPLE % (t, slice_id, switch_id, _JSON_BOOL[down], _JSON_BOOL[reset], members, regs)
-        for (t, slice_id, switch_id, down, reset, regs), members in zip(
+        _SAMPLE
+        % (t, slice_id, switch_id, _JSON_BOOL[down], _JSON_BOOL[reset], members, regs, codel)
+        for (t, slice_id, switch_id, down, reset, regs, codel), members in zip(
             heads, metrics.json_members(), strict=True
         )
     ]
@@ -141,12 +158,22 @@ def insert_batch(
     hist_targets: npt.NDArray[np.int64],
     resets: Sequence[bool],
     registers: Sequence[str] | None,
+    codel: npt.NDArray[np.int64] | None = None,
 ) -> int:
     """`insert_samples` of one poll of one switch, from its columns (`t` in ISO 8601,
-    `registers` as JSON text): no object per sample."""
+    `registers` as JSON text, `codel` as `domain.telemetry.codel_readings`): no object per
+    sample."""
     rows = counts.tolist()
     targets = hist_targets.tolist()
     no_registers = _copy_text(None)
+    states = (
+        [_NO_CODEL] * len(slice_ids)
+        if codel is None
+        else [
+            _NO_CODEL if count == NO_CODEL else _codel_text(bool(dropping), count)
+            for dropping, count in codel.tolist()
+        ]
+    )
     return _copy_lines(
         session,
         [
@@ -160,6 +187,7 @@ def insert_batch(
                 *rows[i],
                 _BOOL[resets[i]],
                 no_registers if registers is None else _copy_text(registers[i]),
+                *states[i],
             )
             for i, slice_id in enumerate(slice_ids)
         ],
@@ -167,12 +195,20 @@ def insert_batch(
 
 
 _BOOL = ("f", "t")
+_NO_CODEL = ("\\N", "\\N")
+
+
+def _codel_text(dropping: bool, count: int) -> tuple[str, str]:
+    """CoDel's state as the COPY text of codel_dropping and codel_count."""
+    return _BOOL[dropping], str(count)
+
+
 _HISTOGRAM = "{" + ",".join(["%d"] * c.HIST_BUCKETS) + "}"
 _LINE = (
     "\t".join(
         ["%d", "%s", "%d", "%s", "%d", "%s", *["%d"] * len(PAIR_COLUMNS), _HISTOGRAM, _HISTOGRAM]
     )
-    + "\t%s\t%s\n"
+    + "\t%s\t%s\t%s\t%s\n"
 )
 """A row of COPY_COLUMNS in COPY's text format."""
 
@@ -189,10 +225,10 @@ def _copy_text(text: str | None) -> str:
 
 def _copy_lines(session: Session, rows: Sequence[tuple[Any, ...]]) -> int:
     """Append rows (`SampleRecord.copy_values` layout: slice id, t, switch id, downsampled
-    and counters reset as t/f, histogram target, interval, the counts, registers as COPY text)
-    with one COPY
-    of text formatted in bulk: thousands a second, where an INSERT per row would not keep up
-    and psycopg's `write_row` costs tens of µs a row. Returns how many were written."""
+    and counters reset as t/f, histogram target, interval, the counts, registers as COPY text,
+    CoDel's dropping and count) with one COPY of text formatted in bulk: thousands a second,
+    where an INSERT per row would not keep up and psycopg's `write_row` costs tens of µs a
+    row. Returns how many were written."""
     raw = session.connection().connection.driver_connection
     with raw.cursor() as cursor:  # type: ignore[union-attr]
         with cursor.copy(f"COPY telemetry_samples ({', '.join(COPY_COLUMNS)}) FROM STDIN") as copy:
@@ -238,6 +274,7 @@ def _record(row: sa.Row[Any], slice_id: int) -> SampleRecord:
         counters_reset=m["counters_reset"],
         registers=m.get("registers"),
         downsampled=m["downsampled"],
+        codel=None if m.get("codel_dropping") is None else (m["codel_dropping"], m["codel_count"]),
     )
 
 
@@ -277,7 +314,7 @@ def history(
             *(sa.cast(sa.func.sum(_table.c[n]), sa.BigInteger).label(n) for n in PAIR_COLUMNS),
             *(hist_sum(name).label(name) for name in HISTOGRAMS),
             sa.func.bool_or(_table.c.counters_reset).label("counters_reset"),
-            sa.func.bool_or(_table.c.downsampled).label("downsampled"),
+            sa.true().label("downsampled"),  # a sum, whatever its rows were
         )
         .where(in_range)
         .group_by(bucket, _table.c.switch_id, _table.c.hist_target)
@@ -316,7 +353,7 @@ WITH moved AS (
 INSERT INTO telemetry_samples ({", ".join(COPY_COLUMNS)})
 SELECT slice_id, {_MINUTE_END}, switch_id, true, hist_target,
        sum(interval_s), {_sums("")}, {_hist_sums("vq_hist")}, {_hist_sums("rq_hist")},
-       bool_or(counters_reset), NULL
+       bool_or(counters_reset), NULL, NULL, NULL
 FROM moved
 GROUP BY slice_id, switch_id, hist_target, {_MINUTE_END}
 ON CONFLICT (slice_id, t, switch_id, downsampled, hist_target) DO UPDATE SET

@@ -46,6 +46,10 @@ histogram buckets."""
 
 REGISTER_CELLS_PER_SLICE = 2
 """vq_delay and vq_last_seen, read where the target can (not BMv2)."""
+CODEL_REGISTER_CELLS = 2
+"""codel_dropping and codel_count, read with them, for the codel slices only."""
+NO_CODEL = -1
+"""A CoDel reading of a slice that runs no CoDel (``codel_readings``)."""
 
 
 CELLS_PER_SLICE = len(dp.counter_cells(0))
@@ -441,10 +445,15 @@ def batch_metrics(counts: Ints, interval_s: Floats, hist_targets: Ints) -> Batch
     )
 
 
-def register_indices(dp_sids: Sequence[int]) -> dict[str, Indices]:
-    """The virtual-queue register cells of ``dp_sids``, by register array."""
+def register_indices(dp_sids: Sequence[int], codel_sids: Sequence[int] = ()) -> dict[str, Indices]:
+    """The register cells of ``dp_sids`` by register array: every slice's virtual queue, and
+    CoDel's state of the slices in ``codel_sids`` (the others' cells hold nothing of use)."""
     sids = _dp_sids(dp_sids)
-    return {dp.VQ_DELAY_REGISTER: sids, dp.VQ_LAST_SEEN_REGISTER: sids}
+    cells = {dp.VQ_DELAY_REGISTER: sids, dp.VQ_LAST_SEEN_REGISTER: sids}
+    codel = _dp_sids(codel_sids)
+    if len(codel):
+        cells |= {dp.CODEL_DROPPING_REGISTER: codel, dp.CODEL_COUNT_REGISTER: codel}
+    return cells
 
 
 def register_readings(values: Mapping[str, Column]) -> npt.NDArray[np.uint64]:
@@ -456,6 +465,17 @@ def register_readings(values: Mapping[str, Column]) -> npt.NDArray[np.uint64]:
     return readings
 
 
+def codel_readings(values: Mapping[str, Column], codel: npt.NDArray[np.bool_]) -> Matrix:
+    """(slices, 2): each slice's CoDel ``dropping`` (0 or 1) and ``count``, from a read of
+    ``register_indices`` whose ``codel_sids`` are the slices marked in ``codel``, in order;
+    ``NO_CODEL`` in both columns for the other slices."""
+    found: Matrix = np.full((len(codel), 2), NO_CODEL, dtype=np.int64)
+    if codel.any():
+        found[codel, 0] = values[dp.CODEL_DROPPING_REGISTER].astype(np.int64) & 1
+        found[codel, 1] = values[dp.CODEL_COUNT_REGISTER].astype(np.int64)
+    return found
+
+
 def register_json(readings: npt.NDArray[np.uint64]) -> list[str]:
     """The ``registers`` member of each slice's sample JSON (docs/telemetry.md), as text."""
     delays = _json_numbers(readings[:, 0] / units.VQ_UNITS_PER_S)
@@ -464,3 +484,15 @@ def register_json(readings: npt.NDArray[np.uint64]) -> list[str]:
         f'{{"vq_delay_s": {delay}, "vq_last_seen_ticks": {seen}}}'
         for delay, seen in zip(delays, last_seen, strict=True)
     ]
+
+
+def codel_json(codel: Matrix) -> list[str]:
+    """The ``codel`` member of each slice's sample JSON (docs/telemetry.md), as text: "null"
+    for a slice that runs no CoDel."""
+    return [
+        "null" if count == NO_CODEL else f'{{"dropping": {_JSON_BOOL[dropping]}, "count": {count}}}'
+        for dropping, count in codel.tolist()
+    ]
+
+
+_JSON_BOOL = ("false", "true")

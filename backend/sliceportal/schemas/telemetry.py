@@ -9,6 +9,17 @@ from pydantic import BaseModel, Field
 from sliceportal.schemas.common import Page
 
 
+class CodelState(BaseModel):
+    """A codel slice's CoDel at the reading, from its registers (RFC 8289's names)."""
+
+    dropping: bool = Field(description="in a dropping spell (register codel_dropping)")
+    count: int = Field(
+        ge=0,
+        description="drops (or marks) of the current spell, or of the last one while not "
+        "dropping; 0 before the first (register codel_count)",
+    )
+
+
 class TelemetrySample(BaseModel):
     """What one slice did on one switch over `interval_s` seconds ending at `t`.
 
@@ -48,7 +59,12 @@ class TelemetrySample(BaseModel):
     )
     rq_cdf: list[tuple[float, float]] = Field(description="the same for the real queue")
     registers: dict[str, int | float] | None = Field(
-        description="vq_delay_s and vq_last_seen_ticks, where the switch can read registers"
+        description="vq_delay_s and vq_last_seen_ticks, where the switch can read registers; "
+        "null in a raw sample (downsampled false) says the switch cannot (BMv2: p4lang/PI#376)"
+    )
+    codel: CodelState | None = Field(
+        description="CoDel's state at the reading: a codel slice's raw sample where the switch "
+        "can read registers; null for other schemes, switches that cannot, and sums"
     )
 
 

@@ -24,6 +24,7 @@ from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
 from sliceportal.p4rt.connection import SwitchTarget
+from sliceportal.schemas.choices import QueueScheme
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class SliceWatch:
     targets: Targets
     hist_target: int
     """The top edge of the slice's delay histograms, vq units (`hist_target_of`)."""
+    codel: bool = False
+    """The slice runs CoDel: the poller reads its state (`codel_dropping`, `codel_count`)."""
 
 
 def hist_target_of(dp_sid: int, delay_target_s: float) -> int:
@@ -91,6 +94,7 @@ def load_inventory(session: Session, settings: Settings) -> dict[int, SwitchWatc
             SliceSwitch.slice_id,
             SliceSwitch.dp_sid,
             Slice.delay_target_s,
+            Slice.scheme,
             SliceSla.max_delay_s,
             SliceSla.min_throughput_bps,
             SliceSla.max_loss_ratio,
@@ -111,7 +115,10 @@ def load_inventory(session: Session, settings: Settings) -> dict[int, SwitchWatc
             delay_bound_s=bounds.get((row.slice_id, row.switch_id)),
         )
         hist_target = hist_target_of(row.dp_sid, row.delay_target_s)
-        slices[row.switch_id].append(SliceWatch(row.slice_id, row.dp_sid, targets, hist_target))
+        codel = row.scheme is QueueScheme.CODEL
+        slices[row.switch_id].append(
+            SliceWatch(row.slice_id, row.dp_sid, targets, hist_target, codel)
+        )
     inventory = {}
     for switch in session.scalars(sa.select(Switch).order_by(Switch.id)):
         inventory[switch.id] = SwitchWatch(

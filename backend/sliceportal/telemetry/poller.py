@@ -45,11 +45,14 @@ from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.telemetry import (
     CELLS_PER_SLICE,
+    CODEL_REGISTER_CELLS,
     COLUMNS,
     REGISTER_CELLS_PER_SLICE,
     Indices,
     Matrix,
     batch_metrics,
+    codel_json,
+    codel_readings,
     counter_deltas,
     counter_indices,
     fitting_budget,
@@ -83,6 +86,9 @@ class Batch:
     reset: npt.NDArray[np.bool_]
     registers: npt.NDArray[np.uint64] | None
     """(slices, 2) register readings (`register_readings`), where the target reads them."""
+    codel: Matrix | None = None
+    """(slices, 2) CoDel's dropping and count (`codel_readings`: `NO_CODEL` for the slices of
+    other schemes), read with the registers, where the target reads them."""
 
     @property
     def hist_targets(self) -> Matrix:
@@ -92,6 +98,22 @@ class Batch:
         return np.fromiter(
             (watch.hist_target for watch in self.slices), dtype=np.int64, count=len(self.slices)
         )
+
+
+@dataclass(frozen=True)
+class GroupCells:
+    """What a poll of one group reads: its counter cells, its register cells (CoDel's state
+    of its codel slices only), and which of its slices run CoDel, in DP_SID order."""
+
+    counters: dict[str, Indices]
+    registers: dict[str, Indices]
+    codel: npt.NDArray[np.bool_]
+
+    @classmethod
+    def of(cls, group: tuple[int, ...], codel: frozenset[int]) -> GroupCells:
+        runs = np.array([sid in codel for sid in group], dtype=np.bool_)
+        codel_sids = [sid for sid in group if sid in codel]
+        return cls(counter_indices(group), register_indices(group, codel_sids), runs)
 
 
 def utcnow() -> dt.datetime:
@@ -129,14 +151,20 @@ class SwitchPoller:
         """Until the target answers UNIMPLEMENTED (BMv2 cannot read registers)."""
         self._groups: tuple[tuple[int, ...], ...] = ((),)
         self._groups_key: tuple[object, ...] = ()
-        self._cells: dict[tuple[int, ...], tuple[dict[str, Indices], dict[str, Indices]]] = {}
+        self._cells: dict[tuple[int, ...], GroupCells] = {}
         """The counter and register cells of each group, in `readings` order."""
         self.failures = 0
 
     @property
     def cells_per_slice(self) -> int:
+        """The cells read for a slice that runs no CoDel (a codel slice adds its state's)."""
         registers = REGISTER_CELLS_PER_SLICE if self.registers_readable else 0
         return CELLS_PER_SLICE + registers
+
+    def _cells_read(self, slices: int, codel: int) -> int:
+        """The cells of a read of ``slices`` slices of which ``codel`` run CoDel."""
+        extra = CODEL_REGISTER_CELLS * codel if self.registers_readable else 0
+        return slices * self.cells_per_slice + extra
 
     @property
     def groups(self) -> tuple[tuple[int, ...], ...]:
@@ -145,15 +173,16 @@ class SwitchPoller:
 
     def _groups_of(self, watch: SwitchWatch) -> tuple[tuple[int, ...], ...]:
         dp_sids = tuple(s.dp_sid for s in watch.slices)
+        codel = frozenset(s.dp_sid for s in watch.slices if s.codel)
         budget = min(watch.budget_cells, self._fitted)
-        per_period = max(1, budget // self.cells_per_slice)
-        key = (dp_sids, per_period)
+        # Slices per period at the switch's mean cells per slice (codel slices read 2 more).
+        cells = self._cells_read(len(dp_sids), len(codel))
+        per_period = max(1, budget * len(dp_sids) // cells) if dp_sids else 1
+        key = (dp_sids, codel, per_period)
         if key != self._groups_key:
             self._groups = poll_groups(dp_sids, 1, per_period)
             self._groups_key = key
-            self._cells = {
-                group: (counter_indices(group), register_indices(group)) for group in self._groups
-            }
+            self._cells = {group: GroupCells.of(group, codel) for group in self._groups}
         return self._groups
 
     def poll(self) -> Batch | None:
@@ -165,20 +194,20 @@ class SwitchPoller:
         if not group:
             return None
         session = self._pool.get(watch.target)
-        counter_cells, register_cells = self._cells[group]
+        cells = self._cells[group]
         t, started = utcnow(), self._clock()
-        values = session.read_counters(counter_cells)
-        registers = None
+        values = session.read_counters(cells.counters)
+        registers = codel = None
         if self.registers_readable:
-            read = session.read_register_values(register_cells)
+            read = session.read_register_values(cells.registers)
             if read is None:
                 self.registers_readable = False
             else:
                 registers = register_readings(read)
+                codel = codel_readings(read, cells.codel)
         elapsed = self._clock() - started
-        self._fitted = fitting_budget(
-            watch.budget_cells, self._period, len(group) * self.cells_per_slice, elapsed
-        )
+        cells_read = self._cells_read(len(group), int(cells.codel.sum()))
+        self._fitted = fitting_budget(watch.budget_cells, self._period, cells_read, elapsed)
         by_sid = {s.dp_sid: s for s in watch.slices}
         sids = np.array(group)
         owners = np.array([by_sid[sid].slice_id for sid in group], dtype=np.int64)
@@ -197,6 +226,7 @@ class SwitchPoller:
             counts=delta[known],
             reset=reset[known],
             registers=None if registers is None else registers[known],
+            codel=None if codel is None else codel[known],
         )
 
     def run(self, stop: threading.Event, deliver: Callable[[Batch], None]) -> None:
@@ -277,8 +307,17 @@ class SampleSink:
         t = batch.t.isoformat()
         resets = batch.reset.tolist()
         registers = None if batch.registers is None else register_json(batch.registers)
+        codel = None if batch.codel is None else codel_json(batch.codel)
         heads = [
-            (t, slice_id, batch.switch_id, False, resets[i], registers[i] if registers else "null")
+            (
+                t,
+                slice_id,
+                batch.switch_id,
+                False,
+                resets[i],
+                registers[i] if registers else "null",
+                codel[i] if codel else "null",
+            )
             for i, slice_id in enumerate(slice_ids)
         ]
         self._publish(slice_ids, store.sample_json(heads, metrics))
@@ -294,6 +333,7 @@ class SampleSink:
                     hist_targets,
                     resets,
                     registers,
+                    batch.codel,
                 )
                 session.commit()
         except sa.exc.SQLAlchemyError as exc:

@@ -20,8 +20,11 @@ from sliceportal.domain.telemetry import (
     LEGACY_EDGES_US,
     LEGACY_HIST_TARGET,
     NO_BUCKET,
+    NO_CODEL,
     BatchMetrics,
     batch_metrics,
+    codel_json,
+    codel_readings,
     counter_deltas,
     counter_indices,
     fitting_budget,
@@ -388,6 +391,31 @@ def test_registers_in_seconds_and_ticks() -> None:
         {"vq_delay_s": pytest.approx(0.001), "vq_last_seen_ticks": 1234},
         {"vq_delay_s": 0.0, "vq_last_seen_ticks": 2**48 - 1},
     ]
+
+
+def test_codel_state_is_read_for_the_codel_slices_only() -> None:
+    """One register read: the virtual queue of every slice, CoDel's state of the codel ones
+    (in DP_SID order), whose readings land on their rows; the others read ``NO_CODEL``."""
+    indices = register_indices([3, 5, 9], [5, 9])
+    assert {name: found.tolist() for name, found in indices.items()} == {
+        dp.VQ_DELAY_REGISTER: [3, 5, 9],
+        dp.VQ_LAST_SEEN_REGISTER: [3, 5, 9],
+        dp.CODEL_DROPPING_REGISTER: [5, 9],
+        dp.CODEL_COUNT_REGISTER: [5, 9],
+    }
+    read = {
+        dp.CODEL_DROPPING_REGISTER: np.array([1, 0], np.uint64),
+        dp.CODEL_COUNT_REGISTER: np.array([7, 2**32 - 1], np.uint64),
+    }
+    found = codel_readings(read, np.array([False, True, True]))
+    assert found.tolist() == [[NO_CODEL, NO_CODEL], [1, 7], [0, 2**32 - 1]]
+    assert [json.loads(text) for text in codel_json(found)] == [
+        None,
+        {"dropping": True, "count": 7},
+        {"dropping": False, "count": 2**32 - 1},
+    ]
+    assert codel_readings({}, np.zeros(2, np.bool_)).tolist() == [[NO_CODEL] * 2] * 2
+    assert set(register_indices([3])) == {dp.VQ_DELAY_REGISTER, dp.VQ_LAST_SEEN_REGISTER}
 
 
 @given(

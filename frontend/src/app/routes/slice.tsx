@@ -81,7 +81,7 @@ function SliceDetail({ id }: { id: number }) {
       )}
       {remove.error && <Notice tone="bad" title="Not deleted">{errorMessage(remove.error)}</Notice>}
       <SliceSummary slice={s} health={health} />
-      <LiveSliceView sliceId={s.id} rateBps={s.rate_bps} targetS={s.delay_target_s} boundS={health?.worstBoundS} />
+      <LiveSliceView sliceId={s.id} rateBps={s.rate_bps} targetS={s.delay_target_s} boundS={health?.worstBoundS} scheme={s.scheme} />
     </div>
   );
 }

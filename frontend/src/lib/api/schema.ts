@@ -965,6 +965,22 @@ export interface components {
             ecn_mark?: boolean;
         };
         /**
+         * CodelState
+         * @description A codel slice's CoDel at the reading, from its registers (RFC 8289's names).
+         */
+        CodelState: {
+            /**
+             * Dropping
+             * @description in a dropping spell (register codel_dropping)
+             */
+            dropping: boolean;
+            /**
+             * Count
+             * @description drops (or marks) of the current spell, or of the last one while not dropping; 0 before the first (register codel_count)
+             */
+            count: number;
+        };
+        /**
          * DelayCurves
          * @description Each slice's worst-case delay against capacity (the paper's Fig. 15), per model.
          */
@@ -2121,11 +2137,13 @@ export interface components {
             ][];
             /**
              * Registers
-             * @description vq_delay_s and vq_last_seen_ticks, where the switch can read registers
+             * @description vq_delay_s and vq_last_seen_ticks, where the switch can read registers; null in a raw sample (downsampled false) says the switch cannot (BMv2: p4lang/PI#376)
              */
             registers: {
                 [key: string]: number;
             } | null;
+            /** @description CoDel's state at the reading: a codel slice's raw sample where the switch can read registers; null for other schemes, switches that cannot, and sums */
+            codel: components["schemas"]["CodelState"] | null;
         };
         /** UserCreate */
         UserCreate: {
@@ -2465,6 +2483,7 @@ export type BodyLoginLoginAccessToken = components['schemas']['Body_login-login_
 export type ChangeAction = components['schemas']['ChangeAction'];
 export type ChangePublic = components['schemas']['ChangePublic'];
 export type CodelParameters = components['schemas']['CodelParameters'];
+export type CodelState = components['schemas']['CodelState'];
 export type DelayCurves = components['schemas']['DelayCurves'];
 export type DpSidPublic = components['schemas']['DpSidPublic'];
 export type EndToEnd = components['schemas']['EndToEnd'];

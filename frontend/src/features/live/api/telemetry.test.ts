@@ -33,6 +33,15 @@ it("reads the API's sample, merging vq_cdf and rq_cdf over their edges", () => {
   expect(sample.edges).toEqual([0.0001, 0.0005, 0.001, 0.005]);
 });
 
+it("reads CoDel's state, and whether the switch read registers", () => {
+  expect(parseSample(wireSample)!.codel).toBeNull();
+  expect(parseSample(wireSample)!.registersRead).toBe(false); // a raw sample without registers
+  const codel = parseSample({ ...wireSample, registers: { vq_delay_s: 0, vq_last_seen_ticks: 1 }, codel: { dropping: false, count: 3 } })!;
+  expect(codel.codel).toEqual({ dropping: false, count: 3 });
+  expect(codel.registersRead).toBe(true);
+  expect(parseSample({ ...wireSample, downsampled: true })!.registersRead).toBeNull();
+});
+
 it('keeps an empty CDF without packets and skips what is not a sample', () => {
   expect(parseSample({ ...wireSample, vq_cdf: [], rq_cdf: [] })!.cdf).toEqual([]);
   expect(parseSample({ ...wireSample, vq_cdf: [], rq_cdf: [] })!.edges).toEqual([]);

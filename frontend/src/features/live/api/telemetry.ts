@@ -10,6 +10,9 @@
  * Delays are histogram bucket edges, each slice's own (its delay target T and T/16 … 7T/8
  * below it); the CDFs are `[edge_s, fraction]` at each finite edge, separately for the
  * virtual (`vq_cdf`) and real (`rq_cdf`) queue, so a sample carries its edges.
+ *
+ * A codel slice's raw samples carry CoDel's state (`codel`) where the switch reads registers;
+ * a raw sample whose `registers` are null comes from a switch that cannot (BMv2).
  */
 import type { TelemetrySample as WireSample } from '@/lib/api/schema';
 
@@ -29,6 +32,13 @@ export interface DropsByReason {
   realQueue: number;
   /** By the slice's CoDel (`aqm_drop_ratio`; 0 for other schemes). */
   codel: number;
+}
+
+/** A codel slice's CoDel at the reading (its registers `codel_dropping`, `codel_count`). */
+export interface CodelState {
+  dropping: boolean;
+  /** Drops (or marks) of the current spell, or of the last one while not dropping. */
+  count: number;
 }
 
 export interface TelemetrySample {
@@ -51,6 +61,21 @@ export interface TelemetrySample {
    * without packets): the last is the slice's delay target when the sample was counted.
    */
   edges: number[];
+  /** CoDel's state (null: not a codel slice, not read, or a sum). */
+  codel: CodelState | null;
+  /**
+   * Whether the switch read registers for this sample: false for a raw sample without them
+   * (the switch cannot: BMv2, p4lang/PI#376); null for a sum (minute rows, history buckets),
+   * which carries none either way.
+   */
+  registersRead: boolean | null;
+}
+
+function codelState(value: unknown): CodelState | null {
+  if (!value || typeof value !== 'object') return null;
+  const o = value as Partial<CodelState>;
+  const count = num(o.count);
+  return typeof o.dropping === 'boolean' && count !== null ? { dropping: o.dropping, count } : null;
 }
 
 function num(value: unknown): number | null {
@@ -103,6 +128,8 @@ export function parseSample(raw: unknown): TelemetrySample | null {
     rq: { p50: num(o.rq_delay_p50_s), p95: num(o.rq_delay_p95_s), p99: num(o.rq_delay_p99_s) },
     cdf,
     edges: cdf.map((p) => p.delayS),
+    codel: codelState(o.codel),
+    registersRead: o.downsampled !== false || o.registers === undefined ? null : o.registers !== null,
   };
 }
 

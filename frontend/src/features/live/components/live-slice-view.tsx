@@ -1,18 +1,21 @@
 /**
  * The live view of one slice: throughput against the rate limit, virtual and real delay
- * percentiles against the target and the analytical bound, drops and marks, and the delay
- * CDF, updated every second from the telemetry stream; a time-range picker for history.
+ * percentiles against the target and the analytical bound, drops and marks, CoDel's state of
+ * a codel slice, and the delay CDF, updated every second from the telemetry stream; a
+ * time-range picker for history.
  */
 import { useState } from 'react';
 
 import { Card } from '@/components/ui/card';
 import { QueryErrorState, StateView } from '@/components/ui/states';
+import type { components } from '@/lib/api/schema';
 import { formatDelay, formatPercent, formatRate } from '@/lib/format';
 
 import { useTelemetryHistory } from '../api/get-telemetry-history';
 import type { TelemetrySample } from '../api/telemetry';
 import { useTelemetryStream } from '../api/use-telemetry-stream';
 
+import { CodelStatus } from './codel-status';
 import { ConnectionStatus } from './connection-status';
 import { DelayCdfChart, DelayChart, DropsMarksChart, ThroughputChart } from './live-charts';
 
@@ -54,12 +57,15 @@ export function LiveSliceView({
   rateBps,
   targetS,
   boundS,
+  scheme,
 }: {
   sliceId: number;
   rateBps: number;
   targetS: number;
   /** Worst analytical bound over the slice's links (null: unbounded; undefined: unknown). */
   boundS: number | null | undefined;
+  /** The slice's queue scheme: a codel slice shows CoDel's state. */
+  scheme?: components['schemas']['QueueScheme'];
 }) {
   const [range, setRange] = useState<number | null>(null);
   const live = range === null;
@@ -134,6 +140,7 @@ export function LiveSliceView({
             <div className="stat-note">{formatPercent(latest?.markRatio, 2)} ECN-marked</div>
           </div>
         </div>
+        <CodelStatus scheme={scheme} sample={latest} />
         <div className="grid-2">
           <Card title="Throughput"><ThroughputChart samples={samples} rateBps={rateBps} /></Card>
           <Card title="Queuing delay"><DelayChart samples={samples} targetS={targetS} boundS={boundS} /></Card>
