@@ -101,6 +101,31 @@ test('a new slice that does not fit is previewed, rejected with its reason, fixe
   await shot(page, '06-slice-admitted');
 });
 
+test('a CoDel slice is created with its parameters and described', async ({ page, signInAs, api }) => {
+  await signInAs('operator');
+  await page.goto('/slices/new');
+  const form = page.getByRole('form', { name: 'Slice' });
+  await form.getByLabel(/^Name/).fill('CoDel bulk');
+  await form.getByLabel('Rate limit').fill('1');
+  await form.getByLabel('Burst limit').fill('20');
+  await form.getByLabel(/^Delay target/).fill('1000');
+  await form.getByLabel(/^Priority/).selectOption('1');
+  await form.getByLabel('IPv4 destination prefixes').fill('10.77.0.0/16');
+  await form.getByLabel('Queue scheme').selectOption('codel');
+  await expect(form.getByLabel('CoDel interval'), 'the default interval').toHaveValue('100');
+  await form.getByLabel('CoDel target').fill('3');
+  await form.getByLabel('Mark instead of dropping').check();
+  const link = (await (await api.get(`/api/v1/links/${portal.linkId}`)).json()) as { name: string };
+  await form.getByRole('checkbox', { name: new RegExp(link.name) }).check();
+  await form.getByRole('button', { name: 'Create slice' }).click();
+  await expect(page.getByText(/CoDel: target 3 ms, interval 100 ms; marks ECN-capable packets/).first()).toBeVisible();
+  const id = Number(new URL(page.url()).pathname.split('/').pop());
+  const stored = (await (await api.get(`/api/v1/slices/${id}`)).json()) as { scheme: string; codel: unknown };
+  expect(stored.scheme).toBe('codel');
+  expect(stored.codel).toEqual({ target_s: 0.003, interval_s: 0.1, ecn_mark: true });
+  expect((await api.delete(`/api/v1/slices/${id}`)).status(), 'the slice is deleted again').toBe(204);
+});
+
 test('the slices list sorts and filters', async ({ page, signInAs }) => {
   await signInAs('operator');
   await page.goto('/slices');

@@ -83,24 +83,6 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 
-def as_reading(cells: dict[tuple[str, int], tuple[int, int]], dp_sid: int) -> dp.SliceCounters:
-    def value(name: str) -> dp.CounterValue:
-        return dp.CounterValue(*cells[(name, dp_sid)])
-
-    def hist(name: str) -> tuple[int, ...]:
-        buckets = range(c.HIST_BUCKETS)
-        return tuple(cells[(name, dp.histogram_index(dp_sid, b))][0] for b in buckets)
-
-    return dp.SliceCounters(
-        value(dp.FORWARDED),
-        value(dp.VQ_DROPPED),
-        value(dp.REAL_DROPPED),
-        value(dp.ECN_MARKED),
-        hist(dp.VQ_DELAY_HIST),
-        hist(dp.REAL_DELAY_HIST),
-    )
-
-
 def traffic() -> list[bytes]:
     """Interleaved frames of the three slices and of best effort (10.0.2.200 is in none)."""
     payload = Raw(b"x" * PAYLOAD_BYTES)
@@ -215,9 +197,7 @@ def main() -> int:
 
         sids = (PREFIX_SLICE.dp_sid, VLAN_SLICE.dp_sid, CODEL_SLICE.dp_sid, c.BEST_EFFORT_DP_SID)
         cells = session.read_counter_cells([cell for sid in sids for cell in dp.counter_cells(sid)])
-        readings = {sid: as_reading(cells, sid) for sid in sids}
-        codel_drops = session.read_counter_cells([(dp.AQM_DROPPED, CODEL_SLICE.dp_sid)])
-        aqm_dropped = codel_drops[(dp.AQM_DROPPED, CODEL_SLICE.dp_sid)][0]
+        readings = {sid: dp.SliceCounters.from_cells(cells, sid) for sid in sids}
     finally:
         session.close()
 
@@ -227,6 +207,7 @@ def main() -> int:
     describe(PREFIX_SLICE.name, prefix, seconds)
     describe(VLAN_SLICE.name, vlan, seconds)
     describe(CODEL_SLICE.name, readings[CODEL_SLICE.dp_sid], seconds)
+    aqm_dropped = readings[CODEL_SLICE.dp_sid].aqm_dropped.packets
     say(f"  CoDel dropped {aqm_dropped}")
     describe("best effort", best_effort, seconds)
     forwarded = sum(r.forwarded.packets for r in readings.values())

@@ -165,6 +165,16 @@ def test_create_slice_across_switches(client: TestClient, operator_headers: Head
         ({"scheme": "ecn_step"}, "body.marking_threshold_s"),
         ({"scheme": "ecn_step", "marking_threshold_s": 0.5}, "body.marking_threshold_s"),
         ({"marking_threshold_s": 0.001}, "body.marking_threshold_s"),
+        ({"codel": {}}, "body.codel"),  # tail_drop runs no CoDel
+        ({"scheme": "codel", "codel": {"target_s": 0.01}}, "body.codel.target_s"),  # burst
+        (
+            {"scheme": "codel", "burst_limit_s": 0.02, "delay_target_s": 0.008}
+            | {"codel": {"target_s": 0.009}},
+            "body.codel.target_s",
+        ),
+        ({"scheme": "codel", "codel": {"interval_s": 0.0005}}, "body.codel.interval_s"),
+        ({"scheme": "codel", "codel": {"ecn_mark": "yes"}}, "body.codel.ecn_mark"),
+        ({"scheme": "codel", "codel": {"target": 0.001}}, "body.codel.target"),
         ({"link_ids": [999999999]}, "body.link_ids"),
         ({"link_ids": []}, "body.link_ids"),
         ({"ipv4_prefixes": []}, "body.vlan_id"),
@@ -263,6 +273,53 @@ def test_update_slice_to_tail_drop_clears_threshold(
     )
     assert response.status_code == 200, response.text
     assert response.json()["marking_threshold_s"] is None
+
+
+def test_create_codel_slice_reads_back_its_parameters(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    defaults = create(client, "slices", operator_headers, slice_body([link["id"]], scheme="codel"))
+    assert defaults["scheme"] == "codel"
+    assert defaults["codel"] == {"target_s": 0.005, "interval_s": 0.1, "ecn_mark": False}
+    given = {"target_s": 0.002, "interval_s": 0.05, "ecn_mark": True}
+    created = create(
+        client, "slices", operator_headers, slice_body([link["id"]], scheme="codel", codel=given)
+    )
+    read = client.get(f"{URL}/{created['id']}", headers=operator_headers).json()
+    assert read["codel"] == given
+    assert read["marking_threshold_s"] is None
+    assert create(client, "slices", operator_headers, slice_body([link["id"]]))["codel"] is None
+
+
+def test_update_slice_scheme_to_codel_and_back(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    """Becoming codel takes the defaults, changing them replaces the object, leaving codel
+    clears them; a change that would leave the target at or above the burst limit is refused."""
+    created = create(client, "slices", operator_headers, slice_body([link["id"]]))
+    url = f"{URL}/{created['id']}"
+
+    def patch(body: dict[str, Any]) -> Response:
+        return client.patch(url, json=body, headers=operator_headers)
+
+    became = patch({"scheme": "codel"})
+    assert became.status_code == 200, became.text
+    assert became.json()["codel"] == {"target_s": 0.005, "interval_s": 0.1, "ecn_mark": False}
+    changed = patch({"codel": {"target_s": 0.003, "ecn_mark": True}})
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["codel"] == {"target_s": 0.003, "interval_s": 0.1, "ecn_mark": True}
+    assert_refused(patch({"burst_limit_s": 0.003}), "body.codel.target_s")
+    assert_refused(patch({"codel": None}), "body.codel")
+    assert_refused(patch({"scheme": "tail_drop", "codel": {}}), "body.codel")
+    left = patch({"scheme": "ecn_step", "marking_threshold_s": 0.002})
+    assert left.status_code == 200, left.text
+    assert left.json()["codel"] is None
+    back = patch({"scheme": "codel"})
+    assert back.json()["codel"] == {"target_s": 0.005, "interval_s": 0.1, "ecn_mark": False}
+    assert back.json()["marking_threshold_s"] is None
+    dropped = patch({"scheme": "tail_drop"})
+    assert dropped.status_code == 200, dropped.text
+    assert dropped.json()["codel"] is None
 
 
 def test_update_slice_needs_a_match(

@@ -19,6 +19,7 @@ from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
 from sliceportal.db.models import OutboxMessage, SliceSwitch
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.codel import CodelConfig
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.p4rt.connection import SwitchTarget
 from sliceportal.p4rt.session import connect
@@ -216,3 +217,86 @@ def test_a_meter_slice_through_the_api_configures_modifies_and_resets_its_meter_
     assert (report.deleted, report.meters_reset, report.failed) == (3, 1, 0)
     assert cells() == []
     assert reconciler.run(switch_id).outcome is Outcome.IN_SYNC
+
+
+def test_codel_slices_through_the_api_deploy_their_policy_and_share_the_control_law(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    reconciler: Reconciler,
+) -> None:
+    """scheme codel: each slice's policy is the codel action with its parameters in switch
+    units, read back with the portal's client; two slices of one interval share its
+    control-law rows, which stay while either slice does and go with the last."""
+    with db() as session:
+        switch = make_switch(session, emulator.address, emulator.service.device_id)
+        link = make_link(session, settings, switch.id)
+        switch_id, link_id = switch.id, link.id
+    body = {"rate_bps": 2e6, "burst_limit_s": 0.02, "priority": 7, "link_ids": [link_id]}
+    codel = {"target_s": 0.01, "interval_s": 0.05, "ecn_mark": True}
+    ids = []
+    for index, given in enumerate(({"codel": codel}, {"codel": codel | {"ecn_mark": False}})):
+        created = client.post(
+            "/api/v1/slices",
+            json=body
+            | given
+            | {"name": f"codel-{index}", "ipv4_prefixes": [f"10.8.{index}.0/24"]}
+            | {"scheme": "codel"},
+            headers=operator_headers,
+        )
+        assert created.status_code == 201, created.text
+        ids.append(created.json()["id"])
+    interval_ticks = 50_000  # 50 ms of 1 us ticks
+    law = set(dp.codel_law_entries(interval_ticks))
+
+    def entries() -> list[dp.TableEntry]:
+        switch = connect(
+            SwitchTarget(0, emulator.address, emulator.service.device_id, 1), settings=settings
+        )
+        try:
+            return switch.read_entries()
+        finally:
+            switch.close()
+
+    report = reconciler.run(switch_id)
+    # per slice: policy, classifier entry and route; the law's rows once
+    assert (report.inserted, report.failed) == (2 * 3 + len(law), 0)
+    on_switch = entries()
+    assert {e for e in on_switch if e.table == dp.CODEL_CONTROL_LAW} == law
+    policies = {e.params for e in on_switch if e.table == dp.SLICE_POLICY}
+    assert {e.action for e in on_switch if e.table == dp.SLICE_POLICY} == {dp.CODEL}
+    expected = dp.slice_policy(
+        7, 2e6, 0.02, dp.Scheme.CODEL, None, 0.02, CodelConfig.from_seconds(0.01, 0.05, True)
+    )
+    assert expected.params in policies
+    assert dict(expected.params)["interval"] == interval_ticks
+    assert {dict(p)["ecn_mark"] for p in policies} == {0, 1}
+    for slice_id in ids:
+        got = client.get(f"/api/v1/slices/{slice_id}", headers=operator_headers).json()
+        assert (got["state"], got["state_detail"]) == ("active", None)
+    assert reconciler.run(switch_id).outcome is Outcome.IN_SYNC
+
+    # A scheme change modifies the policy in place; the other slice keeps the law.
+    for change, actions in (
+        ({"scheme": "tail_drop"}, [dp.CODEL, dp.TAIL_DROP]),
+        ({"scheme": "codel", "codel": codel}, [dp.CODEL, dp.CODEL]),
+    ):
+        changed = client.patch(f"/api/v1/slices/{ids[1]}", json=change, headers=operator_headers)
+        assert changed.status_code == 200, changed.text
+        report = reconciler.run(switch_id)
+        assert (report.inserted, report.modified, report.deleted) == (0, 1, 0)
+        on_switch = entries()
+        assert sorted(e.action for e in on_switch if e.table == dp.SLICE_POLICY) == actions
+        assert {e for e in on_switch if e.table == dp.CODEL_CONTROL_LAW} == law
+
+    deleted = client.delete(f"/api/v1/slices/{ids[0]}", headers=operator_headers)
+    assert deleted.status_code == 204, deleted.text
+    assert reconciler.run(switch_id).deleted == 3  # its own entries, not the shared law
+    assert reconciler.run(switch_id).outcome is Outcome.IN_SYNC
+    assert {e for e in entries() if e.table == dp.CODEL_CONTROL_LAW} == law
+    deleted = client.delete(f"/api/v1/slices/{ids[1]}", headers=operator_headers)
+    assert deleted.status_code == 204, deleted.text
+    assert reconciler.run(switch_id).deleted == 3 + len(law)
+    assert entries() == []

@@ -224,7 +224,7 @@ def test_0009_keeps_the_samples_stored_as_legacy_rows(postgres_server_url: str) 
         upgrade(url, "0008")
         with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
             conn.execute(_SAMPLE.format(target="", value=""))
-            upgrade(url)
+            upgrade(url, "0009")
             assert conn.execute(
                 "SELECT hist_target, rq_hist FROM telemetry_samples"
             ).fetchall() == [(LEGACY_HIST_TARGET, [0, 0, 0, 10, 0, 0, 0, 0])]
@@ -314,5 +314,82 @@ def test_0011_clamps_rates_the_analytics_refuse_and_logs_each_change(
                 conn.execute("UPDATE slices SET rate_bps = 0.5")
             downgrade(url, "0010")
             conn.execute("UPDATE links SET capacity_bps = 2e15 WHERE name = 'fine'")
+    finally:
+        embedded.drop_database(postgres_server_url, name)
+
+
+def test_0012_allows_codel_slices_with_their_parameters_and_its_downgrade_refuses_while_one_is(
+    postgres_server_url: str,
+) -> None:
+    """The scheme's CHECK gains codel; its parameters come exactly with it, positive, the
+    target below the burst limit; a downgrade refuses while a slice uses codel."""
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    insert = (
+        "INSERT INTO slices (name, vlan_id, rate_bps, burst_limit_s, delay_target_s, priority, "
+        "scheme, codel_target_s, codel_interval_s, codel_ecn_mark) "
+        "VALUES ('{name}', 10, 1e6, 0.01, 0.01, 7, '{scheme}', {target}, {interval}, {ecn})"
+    )
+
+    def refused(constraint: str, **values: object) -> None:
+        row = {"name": "x", "scheme": "codel", "target": 0.005, "interval": 0.1, "ecn": "false"}
+        with pytest.raises(psycopg.errors.CheckViolation, match=constraint):
+            conn.execute(insert.format(**(row | values)))
+
+    try:
+        upgrade(url, "0011")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            with pytest.raises(psycopg.errors.CheckViolation, match="ck_slices_queue_scheme"):
+                conn.execute(
+                    "INSERT INTO slices (name, vlan_id, rate_bps, burst_limit_s, delay_target_s, "
+                    "priority, scheme) VALUES ('early', 10, 1e6, 0.01, 0.01, 7, 'codel')"
+                )
+            upgrade(url, "0012")
+            conn.execute(
+                insert.format(name="held", scheme="codel", target=0.005, interval=0.1, ecn="true")
+            )
+            refused("ck_slices_codel_iff_codel_scheme", ecn="NULL")
+            refused("ck_slices_codel_iff_codel_scheme", scheme="tail_drop")
+            refused("ck_slices_codel_target_within_burst_limit", target=0.01)
+            refused("ck_slices_codel_target_within_burst_limit", target=0)
+            refused("ck_slices_codel_interval_positive", interval=0)
+            with pytest.raises(RuntimeError, match="'held'"):
+                downgrade(url, "0011")
+            assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0012",)
+            conn.execute(
+                "UPDATE slices SET scheme = 'tail_drop', codel_target_s = NULL, "
+                "codel_interval_s = NULL, codel_ecn_mark = NULL"
+            )
+            downgrade(url, "0011")
+            columns = conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_name = 'slices' AND column_name LIKE 'codel%'"
+            ).fetchall()
+            assert columns == []
+    finally:
+        embedded.drop_database(postgres_server_url, name)
+
+
+def test_0013_counts_aqm_drops_and_the_samples_stored_before_count_none(
+    postgres_server_url: str,
+) -> None:
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    try:
+        upgrade(url, "0012")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            conn.execute(_SAMPLE.format(target="hist_target,", value="1310720000000,"))
+            upgrade(url, "0013")
+            assert conn.execute(
+                "SELECT aqm_dropped_packets, aqm_dropped_bytes FROM telemetry_samples"
+            ).fetchall() == [(0, 0)]
+            with pytest.raises(psycopg.errors.NotNullViolation, match="aqm_dropped_packets"):
+                conn.execute(
+                    _SAMPLE.format(target="hist_target,", value="1310720000000,").replace(
+                        "12:01", "12:02"
+                    )
+                )
+            downgrade(url, "0012")
+            assert conn.execute("SELECT count(*) FROM telemetry_samples").fetchone() == (1,)
     finally:
         embedded.drop_database(postgres_server_url, name)

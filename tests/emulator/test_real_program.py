@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import grpc  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
 from emulator.p4rt import (
     INSERT,
     MODIFY,
     Controller,
+    batch_errors,
     canonical,
     counter_entry,
     entity,
@@ -31,6 +33,9 @@ from sliceportal.p4rt.p4info import ActionScope, MatchType, P4InfoIndex, TableIn
 from sliceportal.p4rt.proto import p4r
 
 PROGRAM = P4InfoIndex.from_file(DEFAULT_P4INFO)
+ENTRY_TABLES = [t for t in PROGRAM.tables.values() if t.match_fields]
+"""The tables the control plane writes; the keyless ones (codel_state) only run their const
+default action, which makes a register read-modify-write one atomic action on BMv2."""
 
 
 class Client:
@@ -96,7 +101,7 @@ def test_the_default_program_is_served(client: Client) -> None:
     assert PROGRAM.tables and PROGRAM.counters and PROGRAM.registers
 
 
-@pytest.mark.parametrize("table", PROGRAM.tables.values(), ids=lambda t: t.name)
+@pytest.mark.parametrize("table", ENTRY_TABLES, ids=lambda t: t.name)
 def test_every_table_takes_entries_and_reads_them_back(client: Client, table: TableInfo) -> None:
     entries = [some_entry(table, n) for n in (1, 2, 3)]
     request = p4r.WriteRequest()
@@ -107,10 +112,24 @@ def test_every_table_takes_entries_and_reads_them_back(client: Client, table: Ta
 
 def test_all_tables_at_once(client: Client) -> None:
     request = p4r.WriteRequest()
-    request.updates.extend(update(INSERT, some_entry(t)) for t in PROGRAM.tables.values())
+    request.updates.extend(update(INSERT, some_entry(t)) for t in ENTRY_TABLES)
     client.write(request)
     read_back = read(client, table_entry(0))
-    assert [e.table_entry.table_id for e in read_back] == list(PROGRAM.tables)
+    assert [e.table_entry.table_id for e in read_back] == [t.id for t in ENTRY_TABLES]
+
+
+@pytest.mark.parametrize(
+    "table", [t for t in PROGRAM.tables.values() if not t.match_fields], ids=lambda t: t.name
+)
+def test_a_keyless_table_takes_no_entry(client: Client, table: TableInfo) -> None:
+    action_id = next(iter(table.action_scopes))
+    request = p4r.WriteRequest()
+    request.updates.append(update(INSERT, table_entry(table.id, [], action_id, {})))
+    with pytest.raises(grpc.RpcError) as refused:
+        client.write(request)
+    (error,) = batch_errors(refused.value)
+    assert "has no match key" in error.message
+    assert read(client, table_entry(table.id)) == []
 
 
 @pytest.mark.parametrize("counter", PROGRAM.counters.values(), ids=lambda c: c.name)

@@ -263,7 +263,7 @@ def test_a_run_refuses_a_window_below_one_packet() -> None:
 
 
 def test_slices_read_over_p4runtime_are_the_switch_counters() -> None:
-    """The experiment's path: the portal's adapter deploys, then reads each slice's 20 cells;
+    """The experiment's path: the portal's adapter deploys, then reads each slice's 21 cells;
     they are the emulator's own counter values. A refused entry stops the deployment."""
     experiment = EXPERIMENTS["paper-exp3"]
     model = PacketModel(Profile(tuple(s.traffic for s in experiment.slices)), clock=Clock.MANUAL)

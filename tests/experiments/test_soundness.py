@@ -50,3 +50,14 @@ def test_the_check_fails_a_bound_that_forgets_best_effort() -> None:
     frame) is exceeded on the very same traffic."""
     results = check(40, seed=2026, framing=Framing(max_frame_bytes=1))
     assert any(r.measured_s > r.bound_s for r in results)
+
+
+def test_codel_slices_keep_the_same_bound() -> None:
+    """CoDel only drops (or marks) packets the virtual queue took, so its slices wait no longer
+    than tail drop's bound; the runs do reach CoDel's drops (1 ms interval)."""
+    results = check(60, seed=2027, codel_interval_s=0.001)
+    figures = tightness(results)
+    print(f"soundness with CoDel: {figures}")
+    assert figures["slices"] >= 100
+    assert not [r for r in results if r.measured_s > r.bound_s]
+    assert sum(r.aqm_dropped for r in results) > 0

@@ -31,6 +31,7 @@ class Cells:
     vq_dropped: tuple[int, int] = (0, 0)
     real_dropped: tuple[int, int] = (0, 0)
     marked: tuple[int, int] = (0, 0)
+    aqm_dropped: tuple[int, int] = (0, 0)
     vq_hist: Sequence[int] = (0,) * 8
     rq_hist: Sequence[int] = (0,) * 8
 
@@ -49,6 +50,7 @@ class SwitchCounters:
                 (dp.VQ_DROPPED, cells.vq_dropped),
                 (dp.REAL_DROPPED, cells.real_dropped),
                 (dp.ECN_MARKED, cells.marked),
+                (dp.AQM_DROPPED, cells.aqm_dropped),
             )
         ]
         for name, hist in ((dp.VQ_DELAY_HIST, cells.vq_hist), (dp.REAL_DELAY_HIST, cells.rq_hist)):

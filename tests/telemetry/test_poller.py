@@ -102,6 +102,7 @@ def test_counters_moved_give_samples_with_the_right_rates_and_percentiles(
             forwarded=(900, 1_125_000),
             vq_dropped=(80, 100_000),
             real_dropped=(20, 25_000),
+            aqm_dropped=(40, 50_000),
             marked=(90, 112_500),
             vq_hist=(0, 0, 0, 450, 0, 440, 10, 0),
             rq_hist=(900, 0, 0, 0, 0, 0, 0, 0),
@@ -118,9 +119,11 @@ def test_counters_moved_give_samples_with_the_right_rates_and_percentiles(
     assert sample["interval_s"] == 2.0
     assert sample["throughput_bps"] == 1_125_000 * 8 / 2
     assert sample["packets_per_s"] == 450
-    assert sample["drop_ratio"] == pytest.approx(0.1)
-    assert sample["vq_drop_ratio"] == pytest.approx(0.08)
-    assert sample["rq_drop_ratio"] == pytest.approx(0.02)
+    # drops by reason: burst limit, real queue and CoDel, each over the 1,040 offered
+    assert sample["drop_ratio"] == pytest.approx(140 / 1040)
+    assert sample["vq_drop_ratio"] == pytest.approx(80 / 1040)
+    assert sample["rq_drop_ratio"] == pytest.approx(20 / 1040)
+    assert sample["aqm_drop_ratio"] == pytest.approx(40 / 1040)
     assert sample["mark_ratio"] == pytest.approx(0.1)
     assert (sample["vq_delay_p50_s"], sample["vq_delay_p95_s"]) == (0.015, 0.02625)
     assert (sample["vq_delay_p99_s"], sample["vq_delay_max_bucket_s"]) == (0.03, 0.03)
@@ -230,7 +233,7 @@ def test_a_switch_that_cannot_read_registers_is_polled_on_its_counters_alone(
             poller = SwitchPoller(watch_of(db, settings, slice_), pool, 1.0, clock=clock)
             assert poller.poll() is not None  # the baseline
             assert not poller.registers_readable
-            assert poller.cells_per_slice == CELLS_PER_SLICE == 20
+            assert poller.cells_per_slice == CELLS_PER_SLICE == 21
             counters.set(dp_sid_of(slice_), Cells(forwarded=(100, 125_000)))
             clock.advance(1.0)
             batch = poller.poll()

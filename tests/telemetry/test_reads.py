@@ -69,7 +69,7 @@ def test_most_of_an_array_is_read_by_wildcard(
     _fill(emulator)
     sids = list(range(c.MAX_SLICES - 1, int(c.MAX_SLICES * (1 - WILDCARD_SHARE)) - 1, -1))
     read = session.read_counters(counter_indices(sids))
-    assert asked == [("COUNTER_ENTRY", None)] * 6  # one wildcard per counter array
+    assert asked == [("COUNTER_ENTRY", None)] * 7  # one wildcard per counter array
     packets, byte_counts = read[dp.FORWARDED]
     assert packets.tolist() == [sid + 1 for sid in sids]  # in the order asked
     assert byte_counts.tolist() == [10 * (sid + 1) for sid in sids]
@@ -77,7 +77,7 @@ def test_most_of_an_array_is_read_by_wildcard(
     assert histogram[:8].tolist() == [dp.histogram_index(sids[0], b) + 1 for b in range(8)]
     assert not no_bytes.any()
     matrix = readings(read)
-    assert matrix.shape == (len(sids), 24) and matrix[0, 0] == sids[0] + 1
+    assert matrix.shape == (len(sids), 26) and matrix[0, 0] == sids[0] + 1
 
 
 def test_few_cells_are_read_one_by_one(
@@ -86,8 +86,9 @@ def test_few_cells_are_read_one_by_one(
     _fill(emulator)
     session.cells_per_read = 16
     read = session.read_counters(counter_indices([9, 3]))
-    assert len(asked) == 2 * 20 and all(index is not None for _, index in asked)
+    assert len(asked) == 2 * 21 and all(index is not None for _, index in asked)
     assert read[dp.ECN_MARKED][0].tolist() == [10, 4]
+    assert read[dp.AQM_DROPPED][1].tolist() == [100, 40]
     values = session.read_register_values(register_indices([9, 3]))
     assert values is not None
     assert values[dp.VQ_DELAY_REGISTER].tolist() == [27, 9]

@@ -4,10 +4,14 @@ Input (FILE or ``-`` for stdin)::
 
     {"capacity_bps": 1e9, "mtu_bytes": 1500, "frame_overhead_bytes": 0,
      "slices": [{"name": "DC", "rate_bps": 48e6, "priority": 7, "burst_limit_s": 0.02,
-                 "delay_target_s": 0.005}]}
+                 "delay_target_s": 0.005, "scheme": "codel",
+                 "codel": {"target_s": 0.002, "interval_s": 0.05}}]}
 
 Priorities are 1 to 7 (0 is best effort's); ``frame_overhead_bytes`` is 0 (the default) when
-the capacity counts frame bytes as the data plane does, 24 when it is the line rate. Each
+the capacity counts frame bytes as the data plane does, 24 when it is the line rate. A slice
+may name its queue-management scheme (``scheme``: tail_drop, the default, ecn_step with
+``marking_threshold_s``, codel with ``codel``: target_s, interval_s, ecn_mark, or meter); it
+is checked as a deployment would check it and does not change the bounds. Each
 command prints one JSON document on stdout; bad input gives exit status 2 and one line on
 stderr naming the field. These documents are a stable contract for other tools.
 """
@@ -21,6 +25,7 @@ from sliceportal.domain import (
     LinkInput,
     Model,
     analyze,
+    dataplane,
     min_capacity,
     parse_link_input,
     plan_priorities,
@@ -104,9 +109,20 @@ def _seconds(text: str) -> float:
 
 
 def _load(args: argparse.Namespace, *, require_capacity: bool, require_slices: bool) -> LinkInput:
-    return parse_link_input(
-        read_json(args.file), require_capacity=require_capacity, require_slices=require_slices
+    """The link document, each slice's queue-management scheme checked against the slice
+    (`dataplane.check_scheme`): the bounds do not depend on it, a deployment would refuse it."""
+    doc = read_json(args.file)
+    link = parse_link_input(
+        doc,
+        require_capacity=require_capacity,
+        require_slices=require_slices,
+        other_slice_keys=dataplane.SCHEME_KEYS,
     )
+    assert isinstance(doc, dict)  # parse_link_input checked it
+    for i, (item, spec) in enumerate(zip(doc["slices"], link.slices, strict=True)):
+        if any(key in item for key in dataplane.SCHEME_KEYS):
+            dataplane.check_scheme(item, spec, f"slices[{i}].")
+    return link
 
 
 def _capacity(link: LinkInput) -> float:

@@ -20,10 +20,12 @@ from sqlalchemy.orm import Session
 from sliceportal.db.models import Link, Slice, SliceLink, SliceSwitch
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import units
+from sliceportal.domain.codel import CodelConfig
 from sliceportal.domain.reconcile import SliceIntent, slice_intent
 
 
 def _placement(row: Slice, dp_sid: int, port: int) -> dp.DataplaneSlice:
+    codel = None if row.codel is None else CodelConfig.from_seconds(**row.codel)
     return dp.DataplaneSlice(
         dp_sid=dp_sid,
         name=row.name,
@@ -36,6 +38,7 @@ def _placement(row: Slice, dp_sid: int, port: int) -> dp.DataplaneSlice:
         marking_threshold_s=row.marking_threshold_s,
         egress_port=port,
         delay_target_s=row.delay_target_s,
+        codel=codel,
     )
 
 

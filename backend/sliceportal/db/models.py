@@ -2,7 +2,8 @@
 
 Invariants that must always hold are database constraints, not just API checks: unique names,
 one DP_SID per switch (`slice_switches`), positive rates, a match on every slice, ECN threshold
-within the burst limit, and a change log that cannot be rewritten (trigger in the migration).
+and CoDel target within the burst limit, and a change log that cannot be rewritten (trigger in
+the migration).
 
 A slice crosses links (`slice_links`); for every switch of those links it holds one DP_SID
 (`slice_switches`). `slice_links` references `slice_switches` by (slice, switch) and `links` by
@@ -208,6 +209,16 @@ class Slice(ChangeLogged, Timestamped, Base):
             name="threshold_within_burst_limit",
         ),
         sa.CheckConstraint(
+            "num_nonnulls(codel_target_s, codel_interval_s, codel_ecn_mark)"
+            " = CASE WHEN scheme = 'codel' THEN 3 ELSE 0 END",
+            name="codel_iff_codel_scheme",
+        ),
+        sa.CheckConstraint(
+            "codel_target_s > 0 AND codel_target_s < burst_limit_s",
+            name="codel_target_within_burst_limit",
+        ),
+        sa.CheckConstraint("codel_interval_s > 0", name="codel_interval_positive"),
+        sa.CheckConstraint(
             f"max_packet_bytes BETWEEN {MIN_MTU_BYTES} AND {MAX_MTU_BYTES}",
             name="max_packet_range",
         ),
@@ -235,6 +246,10 @@ class Slice(ChangeLogged, Timestamped, Base):
         choice_type(QueueScheme, "queue_scheme"), server_default=QueueScheme.TAIL_DROP
     )
     marking_threshold_s: Mapped[float | None] = mapped_column(sa.Double)
+    codel_target_s: Mapped[float | None] = mapped_column(sa.Double)
+    codel_interval_s: Mapped[float | None] = mapped_column(sa.Double)
+    codel_ecn_mark: Mapped[bool | None] = mapped_column()
+    """A codel slice's CoDel parameters (all three, or none for another scheme)."""
     max_packet_bytes: Mapped[int | None] = mapped_column()
     state: Mapped[SliceState] = mapped_column(
         choice_type(SliceState, "slice_state"), server_default=SliceState.PENDING
@@ -265,6 +280,17 @@ class Slice(ChangeLogged, Timestamped, Base):
     @property
     def link_ids(self) -> list[int]:
         return [row.link_id for row in self.link_rows]
+
+    @property
+    def codel(self) -> dict[str, Any] | None:
+        """The CoDel parameters as the API nests them (`schemas.slices.CodelParameters`)."""
+        if self.codel_target_s is None:
+            return None
+        return {
+            "target_s": self.codel_target_s,
+            "interval_s": self.codel_interval_s,
+            "ecn_mark": self.codel_ecn_mark,
+        }
 
     def snapshot(self) -> dict[str, Any]:
         """Columns plus the SLA, links and DP_SIDs, so one entry tells the whole change."""
@@ -518,6 +544,10 @@ class TelemetrySample(Base):
     real_dropped_bytes: Mapped[int] = mapped_column(sa.BigInteger)
     ecn_marked_packets: Mapped[int] = mapped_column(sa.BigInteger)
     ecn_marked_bytes: Mapped[int] = mapped_column(sa.BigInteger)
+    aqm_dropped_packets: Mapped[int] = mapped_column(sa.BigInteger)
+    aqm_dropped_bytes: Mapped[int] = mapped_column(sa.BigInteger)
+    """Dropped by the slice's queue management (CoDel) before the burst limit (migration 0013;
+    rows stored before count 0: no scheme dropped there then)."""
     vq_hist: Mapped[list[int]] = mapped_column(postgresql.ARRAY(sa.BigInteger))
     rq_hist: Mapped[list[int]] = mapped_column(postgresql.ARRAY(sa.BigInteger))
     counters_reset: Mapped[bool] = mapped_column(server_default=sa.false())
@@ -636,6 +666,9 @@ CONSTRAINT_FIELDS: dict[str, str] = {
     "ck_links_capacity_range": "capacity_bps",
     "ck_slices_rate_range": "rate_bps",
     "ck_slices_threshold_iff_ecn": "marking_threshold_s",
+    "ck_slices_codel_iff_codel_scheme": "codel",
+    "ck_slices_codel_target_within_burst_limit": "codel.target_s",
+    "ck_slices_codel_interval_positive": "codel.interval_s",
     "fk_links_switch_id_switches": "switch_id",
     "fk_slice_links_link_id_switch_id_links": "link_ids",
 }

@@ -25,7 +25,9 @@ Fixed point (``docs/dataplane.md``, "ABC inside a slice", states widths and meas
 
 - Time is BMv2's ``ingress_global_timestamp`` (µs ticks, 48 bits, differences modulo 2^48).
   ``t_0`` is the switch's start (registers start at zero), as in the paper's meter.
-- ``f`` comes from a range table on the elapsed ticks (``abc_decay_table``) in Q31.
+- ``f`` comes from a range table on the elapsed ticks (``abc_decay_table``) in Q48, valued at
+  the row's low end; ``last`` advances by those ticks only, so the rest of the gap is carried
+  to the next packet instead of lost (see ``abc_decay_table``).
 - ``S`` is bytes in Q16, ``N`` is µs in Q16 (both bit<64>); products are taken in bit<128>.
 - ``log2`` of ``S`` and ``N`` comes from one LPM table each (``abc_log2_table``): the prefix is
   the leading zeros, the leading one and ``LOG2_MANTISSA_BITS`` mantissa bits; the value is
@@ -59,7 +61,9 @@ from sliceportal.domain.units import (
     ticks_since,
 )
 
-DECAY_FRAC_BITS = 31
+DECAY_FRAC_BITS = 48
+"""``f*S`` must stay exact to a fraction of the smallest packet (2^6 bytes) while S reaches
+2^40 bytes; in Q31 the factor after a gap of 20 memories is 4 units, and 1.4 of activity off."""
 DECAY_ONE = 1 << DECAY_FRAC_BITS
 DECAY_EXACT_TICKS = 1024
 DECAY_ROWS_PER_OCTAVE = 64
@@ -184,24 +188,30 @@ class AbcConfig:
 
 @dataclass(frozen=True)
 class DecayRow:
+    """Elapsed ticks ``low .. high`` decay by ``factor`` = ``exp(-low/M)``; 0 on the last row."""
+
     low: int
     high: int
     factor: int
 
 
 def abc_decay_table(memory_s: float) -> tuple[DecayRow, ...]:
-    """Range rows on elapsed ticks -> ``exp(-dt/M)`` in Q31, covering 0 .. 2^48 - 1.
+    """Range rows on elapsed ticks -> ``exp(-low/M)`` in Q48, covering 0 .. 2^48 - 1.
 
     Exact per tick below ``DECAY_EXACT_TICKS``; above, rows ``1/DECAY_ROWS_PER_OCTAVE`` of
-    an octave wide but at most ``M/DECAY_ROWS_PER_MEMORY``, valued at their midpoint: the
-    factor's error stays under 1/128 of ``1 - f`` (what a short gap adds) and 1/256 of ``f``
-    (what a long one keeps). The last row (factor 0) starts where the factor rounds to zero:
-    about 4,000-4,400 rows for memories of 1 ms to 10 s.
+    an octave wide but at most ``M/DECAY_ROWS_PER_MEMORY``. A row valued anywhere but at the
+    exact gap decays by a slightly wrong time, and over many gaps those errors added up (a
+    constant gap repeats the same one): 0.2 of activity after 40 gaps of M/2. So each row is
+    exact for its low end, the meter decays by exactly those ticks and keeps the rest of the
+    gap (under 1/64 of it and under ``M/128``) for the next packet: the state lags the clock
+    by less than one row, whatever came before. The last row (factor 0, ``decay_all``) starts
+    where the factor rounds to zero, about 34 M, and decays by the whole gap: 5,300-5,900 rows
+    for memories of 1 ms to 10 s.
     """
     _in_range(memory_s, "memory_s", MEMORY_MIN_S, MEMORY_MAX_S, "s")
     memory_ticks = memory_s * TICKS_PER_S
 
-    def factor(ticks: float) -> int:
+    def factor(ticks: int) -> int:
         return round(math.exp(-ticks / memory_ticks) * DECAY_ONE)
 
     widest = math.floor(memory_ticks / DECAY_ROWS_PER_MEMORY)
@@ -210,7 +220,7 @@ def abc_decay_table(memory_s: float) -> tuple[DecayRow, ...]:
     while low < TIMESTAMP_MOD:
         step = max(1, min(low // DECAY_ROWS_PER_OCTAVE, widest))
         high = min(low + step - 1, TIMESTAMP_MOD - 1)
-        value = factor((low + high) / 2)
+        value = factor(low)
         if value == 0:
             rows.append(DecayRow(low, TIMESTAMP_MOD - 1, 0))
             break
@@ -219,7 +229,7 @@ def abc_decay_table(memory_s: float) -> tuple[DecayRow, ...]:
     return tuple(rows)
 
 
-def decay_factor(table: tuple[DecayRow, ...], ticks: int) -> int:
+def decay_row(table: tuple[DecayRow, ...], ticks: int) -> DecayRow:
     """The range-table lookup: rows are sorted and contiguous, so bisect on ``low``."""
     lo, hi = 0, len(table) - 1
     while lo < hi:
@@ -228,7 +238,14 @@ def decay_factor(table: tuple[DecayRow, ...], ticks: int) -> int:
             lo = mid
         else:
             hi = mid - 1
-    return table[lo].factor
+    return table[lo]
+
+
+def decay_step(table: tuple[DecayRow, ...], elapsed: int) -> tuple[int, int]:
+    """The factor for ``elapsed`` ticks and the ticks it decays by: the row's low end, or all
+    of ``elapsed`` on the last row, where nothing is left to decay and so nothing to carry."""
+    row = decay_row(table, elapsed)
+    return row.factor, row.low if row.factor else elapsed
 
 
 @dataclass(frozen=True)
@@ -311,7 +328,8 @@ def _decay(value: int, factor: int) -> int:
 
 @dataclass(frozen=True)
 class MeterState:
-    """Registers of one aggregate slot: last arrival (bit<48>), S (bit<64>), N (bit<64>)."""
+    """Registers of one aggregate slot: the time S and N are decayed to (bit<48>, the last
+    arrival less the part of its gap carried forward), S (bit<64>), N (bit<64>)."""
 
     last: int = 0
     bytes_q16: int = 0
@@ -342,17 +360,18 @@ def abc_meter_step(
 ) -> tuple[MeterState, int]:
     """One packet through its aggregate's meter: the new state and its biased Q8 activity.
 
-    P4: action ``meter_time`` (RMW ``last``) -> range table ``meter_decay`` (f) -> action
-    ``meter_update`` (RMW ``S`` and ``N`` together, bit<128> products) -> LPM ``log2_bytes``
-    and ``log2_time`` on the updated S and N -> action ``set_activity``.
+    P4: action ``meter_time`` (read ``last``) -> range table ``meter_decay`` (f and the ticks
+    it decays by) -> action ``meter_update`` (RMW ``last``, ``S`` and ``N`` together, bit<128>
+    products) -> LPM ``log2_bytes`` and ``log2_time`` on the updated S and N -> action
+    ``set_activity``.
     """
     elapsed = ticks_since(now, state.last)
-    factor = decay_factor(tables.meter_decay, elapsed)
+    factor, decayed_ticks = decay_step(tables.meter_decay, elapsed)
     memory = config.meter_memory_ticks << STATE_FRAC_BITS
     decayed = _decay(state.bytes_q16, factor) + (packet_bytes << STATE_FRAC_BITS)
     bytes_q16 = min(decayed, STATE_MAX)
     time_q16 = memory - _decay(memory - state.time_q16, factor)
-    new = MeterState(now, bytes_q16, time_q16)
+    new = MeterState((state.last + decayed_ticks) % TIMESTAMP_MOD, bytes_q16, time_q16)
     return new, abc_activity(config, tables, bytes_q16, time_q16)
 
 
@@ -370,8 +389,9 @@ def abc_activity(config: AbcConfig, tables: AbcTables, bytes_q16: int, time_q16:
 
 @dataclass(frozen=True)
 class SliceState:
-    """Registers of one slice's activity average: last (bit<48>), N (bit<64>, Q16) and A_avg
-    (bit<64>, biased Q8 with ``AVERAGE_EXTRA_BITS`` more)."""
+    """Registers of one slice's activity average: the time N is decayed to (bit<48>, as in
+    ``MeterState``), N (bit<64>, Q16) and A_avg (bit<64>, biased Q8 with ``AVERAGE_EXTRA_BITS``
+    more)."""
 
     last: int = 0
     count_q16: int = 0
@@ -398,13 +418,13 @@ def abc_slice_step(
 ) -> tuple[SliceState, Verdict]:
     """The slice's decision for a packet of ``activity`` with the queue at ``queue_delay``.
 
-    P4: action ``average_time`` (RMW ``last``) -> range table ``average_decay`` (f) -> read
-    ``A_avg``, compare with ``drop_threshold`` -> action ``average_count`` (RMW ``N``: decay,
-    plus one when accepted) -> LPM ``reciprocal`` on N -> action ``average_update`` (RMW
-    ``A_avg``, only when accepted).
+    P4: action ``average_time`` (read ``last``) -> range table ``average_decay`` (f and the
+    ticks it decays by) -> read ``A_avg``, compare with ``drop_threshold`` -> action
+    ``average_count`` (RMW ``last`` and ``N``: decay, plus one when accepted) -> LPM
+    ``reciprocal`` on N -> action ``average_update`` (RMW ``A_avg``, only when accepted).
     """
     elapsed = ticks_since(now, state.last)
-    factor = decay_factor(tables.average_decay, elapsed)
+    factor, decayed_ticks = decay_step(tables.average_decay, elapsed)
     threshold = drop_threshold(config, activity, state.average >> AVERAGE_EXTRA_BITS)
     accepted = queue_delay <= threshold
     count = _decay(state.count_q16, factor) + (1 << STATE_FRAC_BITS if accepted else 0)
@@ -415,7 +435,8 @@ def abc_slice_step(
         step = (weight * abs(sample - average)) >> RECIPROCAL_FRAC_BITS
         average = average + step if sample >= average else average - step
     verdict = Verdict.FORWARD if accepted else Verdict.DROP
-    return SliceState(now, count, average), verdict
+    last = (state.last + decayed_ticks) % TIMESTAMP_MOD
+    return SliceState(last, count, average), verdict
 
 
 def aggregate_slot(config: AbcConfig, dp_sid: int, source: ipaddress.IPv4Address) -> int:

@@ -26,13 +26,14 @@ import dataclasses
 import ipaddress
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from fractions import Fraction
 
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.codel import CodelConfig, codel_sqrt_table
+from sliceportal.domain.spec import SliceSpec, SpecError
 from sliceportal.domain.units import (
     BITS_PER_BYTE,
     TICKS_PER_S,
@@ -256,6 +257,59 @@ def slice_policy(
     return SlicePolicy(
         priority, bt, c_delay, m_delay, histogram_target(target), metered, codel_held
     )
+
+
+SCHEME_KEYS = ("scheme", "marking_threshold_s", "codel")
+"""A slice document's queue-management fields (the CLI's analysis input accepts them)."""
+_CODEL_KEYS = ("target_s", "interval_s", "ecn_mark")
+
+
+def check_scheme(doc: Mapping[str, object], spec: SliceSpec, prefix: str = "") -> SlicePolicy:
+    """The slice_policy entry the slice of ``spec`` would get with the scheme ``doc`` names
+    (``scheme`` tail_drop by default, ``marking_threshold_s`` for ecn_step, ``codel``: target_s,
+    interval_s, ecn_mark, each defaulted): the admission checks of a scheme's parameters
+    against the slice (a CoDel target above the delay target, a threshold not below the burst
+    limit), as `SpecError`s naming the field under ``prefix``."""
+    scheme = doc.get("scheme", Scheme.TAIL_DROP)
+    codel = doc.get("codel")
+    threshold = doc.get("marking_threshold_s")
+    try:
+        if scheme not in tuple(Scheme):
+            raise DataplaneValueError("scheme", f"must be one of {[s.value for s in Scheme]}")
+        config = None
+        if scheme == Scheme.CODEL:
+            if codel is None:
+                codel = {}
+            if not isinstance(codel, Mapping):
+                raise DataplaneValueError("codel", "must be an object")
+            unknown = [key for key in codel if key not in _CODEL_KEYS]
+            if unknown:
+                raise DataplaneValueError(
+                    f"codel.{unknown[0]}",
+                    f"unknown field (expected one of {', '.join(_CODEL_KEYS)})",
+                )
+            config = CodelConfig.from_seconds(**codel)
+        elif codel is not None:
+            raise DataplaneValueError("codel", f"{scheme} runs no CoDel")
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, int | float)
+        ):
+            raise DataplaneValueError("marking_threshold_s", "must be a number of seconds")
+        given = doc.get("burst_limit_s")  # else the one spec derived from burst_bytes
+        burst_limit = (
+            given if isinstance(given, float | int) else spec.burst_bytes * 8 / spec.rate_bps
+        )
+        return slice_policy(
+            spec.priority,
+            spec.rate_bps,
+            burst_limit,
+            str(scheme),
+            threshold,
+            spec.delay_target_s,
+            config,
+        )
+    except DataplaneValueError as exc:
+        raise SpecError(prefix + exc.field, exc.message) from None
 
 
 @dataclass(frozen=True)
@@ -643,14 +697,19 @@ def histogram_index(dp_sid: int, bucket: int) -> int:
     return (dp_sid << c.HIST_BUCKET_BITS) | bucket
 
 
+PAIR_COUNTERS = (FORWARDED, VQ_DROPPED, REAL_DROPPED, ECN_MARKED, AQM_DROPPED)
+"""The packets-and-bytes counters of a slice, in ``SliceCounters`` order."""
+
+
 def counter_cells(dp_sid: int) -> tuple[tuple[str, int], ...]:
     """The counter cells of one slice, for a poller that reads only the slices that exist.
 
-    These 4 + 2 x HIST_BUCKETS cells; the adapter reads a whole array instead when most of
-    it is wanted (`p4rt.reads.WILDCARD_SHARE`, with BMv2's measured costs).
+    These 5 + 2 x HIST_BUCKETS cells (aqm_dropped counts for codel slices only, and is 0 for
+    the others); the adapter reads a whole array instead when most of it is wanted
+    (`p4rt.reads.WILDCARD_SHARE`, with BMv2's measured costs).
     """
     int_in(dp_sid, "dp_sid", 0, c.MAX_SLICES - 1)
-    cells = [(name, dp_sid) for name in (FORWARDED, VQ_DROPPED, REAL_DROPPED, ECN_MARKED)]
+    cells = [(name, dp_sid) for name in PAIR_COUNTERS]
     for name in (VQ_DELAY_HIST, REAL_DELAY_HIST):
         cells += [(name, histogram_index(dp_sid, b)) for b in range(c.HIST_BUCKETS)]
     return tuple(cells)
@@ -670,6 +729,8 @@ class SliceCounters:
     vq_dropped: CounterValue
     real_dropped: CounterValue
     ecn_marked: CounterValue
+    aqm_dropped: CounterValue
+    """Dropped by the slice's queue management (CoDel) before the burst limit."""
     vq_delay_hist: tuple[int, ...]
     real_delay_hist: tuple[int, ...]
 
@@ -681,10 +742,26 @@ class SliceCounters:
             raise DataplaneValueError("counters", "must be non-negative integers")
 
     @classmethod
+    def from_cells(
+        cls, values: Mapping[tuple[str, int], tuple[int, int]], dp_sid: int
+    ) -> SliceCounters:
+        """The slice's reading out of a read of its `counter_cells` ((name, index) ->
+        (packets, bytes); histogram cells count packets)."""
+        forwarded, vq_dropped, real_dropped, ecn_marked, aqm_dropped = (
+            CounterValue(*values[(name, dp_sid)]) for name in PAIR_COUNTERS
+        )
+        vq_hist, real_hist = (
+            tuple(values[(name, histogram_index(dp_sid, b))][0] for b in range(c.HIST_BUCKETS))
+            for name in (VQ_DELAY_HIST, REAL_DELAY_HIST)
+        )
+        return cls(forwarded, vq_dropped, real_dropped, ecn_marked, aqm_dropped, vq_hist, real_hist)
+
+    @classmethod
     def zero(cls) -> SliceCounters:
         """The reading of a freshly pushed pipeline."""
         empty = (0,) * c.HIST_BUCKETS
-        return cls(CounterValue(), CounterValue(), CounterValue(), CounterValue(), empty, empty)
+        none = CounterValue()
+        return cls(none, none, none, none, none, empty, empty)
 
     def cells(self) -> tuple[int, ...]:
         values: list[int] = []
@@ -754,8 +831,8 @@ def delay_percentiles(histogram: Sequence[int], target: int) -> DelayPercentiles
 class SliceStats:
     """What a slice did between two readings. Ratios are 0 when nothing was counted.
 
-    Drop ratios are over the packets offered (forwarded + dropped); the mark ratio is over
-    the packets forwarded, since only forwarded packets carry a mark.
+    Drop ratios are over the packets offered (forwarded + dropped, whatever dropped them);
+    the mark ratio is over the packets forwarded, since only forwarded packets carry a mark.
     """
 
     throughput_bps: float
@@ -763,6 +840,7 @@ class SliceStats:
     offered_bps: float
     vq_drop_ratio: float
     real_drop_ratio: float
+    aqm_drop_ratio: float
     mark_ratio: float
     vq_delay: DelayPercentiles | None
     real_delay: DelayPercentiles | None
@@ -794,8 +872,9 @@ def slice_stats(
 
     forwarded, vq_dropped = delta("forwarded"), delta("vq_dropped")
     real_dropped, marked = delta("real_dropped"), delta("ecn_marked")
-    offered = forwarded.packets + vq_dropped.packets + real_dropped.packets
-    offered_bytes = forwarded.bytes + vq_dropped.bytes + real_dropped.bytes
+    aqm_dropped = delta("aqm_dropped")
+    offered = forwarded.packets + vq_dropped.packets + real_dropped.packets + aqm_dropped.packets
+    offered_bytes = forwarded.bytes + vq_dropped.bytes + real_dropped.bytes + aqm_dropped.bytes
     vq_hist = [n - b for n, b in zip(current.vq_delay_hist, base.vq_delay_hist, strict=True)]
     real_hist = [n - b for n, b in zip(current.real_delay_hist, base.real_delay_hist, strict=True)]
     return SliceStats(
@@ -804,6 +883,7 @@ def slice_stats(
         offered_bps=offered_bytes * BITS_PER_BYTE / interval_s,
         vq_drop_ratio=_ratio(vq_dropped.packets, offered),
         real_drop_ratio=_ratio(real_dropped.packets, offered),
+        aqm_drop_ratio=_ratio(aqm_dropped.packets, offered),
         mark_ratio=_ratio(marked.packets, forwarded.packets),
         vq_delay=delay_percentiles(vq_hist, hist_target),
         real_delay=delay_percentiles(real_hist, hist_target),

@@ -425,12 +425,18 @@ def _reject_unknown(doc: Mapping[str, object], allowed: tuple[str, ...], prefix:
 
 
 def parse_link_input(
-    doc: object, *, require_capacity: bool, require_slices: bool = False
+    doc: object,
+    *,
+    require_capacity: bool,
+    require_slices: bool = False,
+    other_slice_keys: tuple[str, ...] = (),
 ) -> LinkInput:
     """Validate the JSON document of the CLI and the API (already decoded), naming bad fields.
 
     JSON ``null`` counts as absent for optional fields. ``require_slices`` rejects an empty
-    slice list, for questions that have no meaning on an empty link.
+    slice list, for questions that have no meaning on an empty link. ``other_slice_keys`` are
+    slice fields the caller checks itself (the CLI's queue-management scheme,
+    `dataplane.check_scheme`): accepted here, not read.
     """
     if not isinstance(doc, Mapping):
         raise SpecError("input", "must be a JSON object with capacity_bps and slices")
@@ -453,17 +459,22 @@ def parse_link_input(
         raise SpecError("slices", "must be a list of slice objects")
     if require_slices and not raw_slices:
         raise SpecError("slices", "must contain at least one slice")
-    specs = tuple(_parse_slice(item, f"slices[{i}].", mtu) for i, item in enumerate(raw_slices))
+    specs = tuple(
+        _parse_slice(item, f"slices[{i}].", mtu, other_slice_keys)
+        for i, item in enumerate(raw_slices)
+    )
     check_unique_names(specs)
     return LinkInput(
         capacity_bps=capacity, mtu_bytes=mtu, slices=specs, frame_overhead_bytes=overhead
     )
 
 
-def _parse_slice(item: object, prefix: str, mtu: int) -> SliceSpec:
+def _parse_slice(
+    item: object, prefix: str, mtu: int, other_keys: tuple[str, ...] = ()
+) -> SliceSpec:
     if not isinstance(item, Mapping):
         raise SpecError(prefix.rstrip("."), "must be an object")
-    _reject_unknown(item, _SLICE_KEYS, prefix)
+    _reject_unknown(item, _SLICE_KEYS + other_keys, prefix)
     for required in ("name", "rate_bps", "priority"):
         if item.get(required) is None:
             raise SpecError(prefix + required, "is required")

@@ -34,21 +34,21 @@ Matrix = npt.NDArray[np.int64]
 COUNTER_WIDTH = 64
 """Bits of a P4Runtime counter (``CounterData`` holds int64; BMv2 keeps uint64)."""
 
-_PAIRS = ("forwarded", "vq_dropped", "real_dropped", "ecn_marked")
+_PAIRS = ("forwarded", "vq_dropped", "real_dropped", "ecn_marked", "aqm_dropped")
 COLUMNS: tuple[str, ...] = (
     *(f"{name}_{unit}" for name in _PAIRS for unit in ("packets", "bytes")),
     *(f"vq_hist_{b}" for b in range(c.HIST_BUCKETS)),
     *(f"rq_hist_{b}" for b in range(c.HIST_BUCKETS)),
 )
-"""The cells of one slice in ``SliceCounters.cells()`` order: packets and bytes of the four
-packets-and-bytes counters, then the virtual- and real-queue histogram buckets."""
+"""The cells of one slice in ``SliceCounters.cells()`` order: packets and bytes of the five
+packets-and-bytes counters (``dataplane.PAIR_COUNTERS``), then the virtual- and real-queue
+histogram buckets."""
 
 REGISTER_CELLS_PER_SLICE = 2
 """vq_delay and vq_last_seen, read where the target can (not BMv2)."""
 
 
 CELLS_PER_SLICE = len(dp.counter_cells(0))
-_PAIR_COUNTER_NAMES = (dp.FORWARDED, dp.VQ_DROPPED, dp.REAL_DROPPED, dp.ECN_MARKED)
 _HIST_NAMES = (dp.VQ_DELAY_HIST, dp.REAL_DELAY_HIST)
 _BUCKETS = np.arange(c.HIST_BUCKETS, dtype=np.int64)
 
@@ -69,7 +69,7 @@ def counter_indices(dp_sids: Sequence[int]) -> dict[str, Indices]:
     sids = _dp_sids(dp_sids)
     buckets = ((sids[:, None] << c.HIST_BUCKET_BITS) | _BUCKETS).reshape(-1)
     return {
-        **dict.fromkeys(_PAIR_COUNTER_NAMES, sids),
+        **dict.fromkeys(dp.PAIR_COUNTERS, sids),
         **dict.fromkeys(_HIST_NAMES, buckets),
     }
 
@@ -78,7 +78,7 @@ def readings(values: Mapping[str, tuple[Column, Column]]) -> npt.NDArray[np.uint
     """The readings (one row of ``COLUMNS`` per slice) of a read of ``counter_indices``:
     (packets, bytes) per counter array. Values are the counters' 64 bits, unsigned (P4Runtime
     carries them as int64, so a switch's uint64 past 2^63 arrives negative)."""
-    pairs = [column for name in _PAIR_COUNTER_NAMES for column in values[name]]
+    pairs = [column for name in dp.PAIR_COUNTERS for column in values[name]]
     slices = len(pairs[0])
     histograms = [values[name][0].reshape(slices, c.HIST_BUCKETS) for name in _HIST_NAMES]
     matrix: npt.NDArray[np.uint64] = np.column_stack([*pairs, *histograms]).astype(
@@ -248,6 +248,8 @@ class BatchMetrics:
     offered_bps: Floats
     vq_drop_ratio: Floats
     rq_drop_ratio: Floats
+    aqm_drop_ratio: Floats
+    """Dropped by the slice's queue management (CoDel), over offered packets."""
     mark_ratio: Floats
     vq_buckets: Ints
     """(slices, 4): p50, p95, p99 and max bucket of the virtual-queue delay."""
@@ -271,7 +273,8 @@ class BatchMetrics:
 
     @property
     def drop_ratio(self) -> Floats:
-        return self.vq_drop_ratio + self.rq_drop_ratio
+        """Dropped for any reason over offered packets: what an SLA's loss ratio bounds."""
+        return self.vq_drop_ratio + self.rq_drop_ratio + self.aqm_drop_ratio
 
     @property
     def lower_s(self) -> Floats:
@@ -317,6 +320,7 @@ class BatchMetrics:
                 self.drop_ratio,
                 self.vq_drop_ratio,
                 self.rq_drop_ratio,
+                self.aqm_drop_ratio,
                 self.mark_ratio,
             )
         ]
@@ -340,6 +344,7 @@ _SCALAR_FIELDS = (
     "drop_ratio",
     "vq_drop_ratio",
     "rq_drop_ratio",
+    "aqm_drop_ratio",
     "mark_ratio",
 )
 _MEMBERS = ", ".join(
@@ -403,9 +408,17 @@ def batch_metrics(counts: Ints, interval_s: Floats, hist_targets: Ints) -> Batch
     edges_vq = histogram_edges_vq(targets)
     packets = {name: counts[:, i].astype(np.float64) for name, i in _PAIR_COLUMN.items()}
     byte_counts = {name: counts[:, i + 1].astype(np.float64) for name, i in _PAIR_COLUMN.items()}
-    offered = packets["forwarded"] + packets["vq_dropped"] + packets["real_dropped"]
+    offered = (
+        packets["forwarded"]
+        + packets["vq_dropped"]
+        + packets["real_dropped"]
+        + packets["aqm_dropped"]
+    )
     offered_bytes = (
-        byte_counts["forwarded"] + byte_counts["vq_dropped"] + byte_counts["real_dropped"]
+        byte_counts["forwarded"]
+        + byte_counts["vq_dropped"]
+        + byte_counts["real_dropped"]
+        + byte_counts["aqm_dropped"]
     )
     vq_hist, rq_hist = counts[:, _VQ_HIST], counts[:, _RQ_HIST]
     return BatchMetrics(
@@ -415,6 +428,7 @@ def batch_metrics(counts: Ints, interval_s: Floats, hist_targets: Ints) -> Batch
         offered_bps=offered_bytes * units.BITS_PER_BYTE / interval_s,
         vq_drop_ratio=_ratio(packets["vq_dropped"], offered),
         rq_drop_ratio=_ratio(packets["real_dropped"], offered),
+        aqm_drop_ratio=_ratio(packets["aqm_dropped"], offered),
         mark_ratio=_ratio(packets["ecn_marked"], packets["forwarded"]),
         vq_buckets=_buckets(vq_hist),
         rq_buckets=_buckets(rq_hist),

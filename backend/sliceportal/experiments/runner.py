@@ -27,7 +27,6 @@ import numpy as np
 import numpy.typing as npt
 
 from sliceportal.domain import dataplane as dp
-from sliceportal.domain import p4constants as c
 from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
 from sliceportal.emulator.layout import DCTCP_MIN_CWND
@@ -185,26 +184,7 @@ def read_slices(session: SwitchSession, dp_sids: Sequence[int]) -> dict[int, dp.
     """Every slice's counter cells (`dataplane.counter_cells`), in one Read."""
     cells = [cell for dp_sid in dp_sids for cell in dp.counter_cells(dp_sid)]
     values = session.read_counter_cells(cells)
-    out = {}
-    for dp_sid in dp_sids:
-
-        def one(name: str, index: int = dp_sid) -> dp.CounterValue:
-            packets, byte_count = values[(name, index)]
-            return dp.CounterValue(packets, byte_count)
-
-        def hist(name: str, dp_sid: int = dp_sid) -> tuple[int, ...]:
-            buckets = range(c.HIST_BUCKETS)
-            return tuple(values[(name, dp.histogram_index(dp_sid, b))][0] for b in buckets)
-
-        out[dp_sid] = dp.SliceCounters(
-            one(dp.FORWARDED),
-            one(dp.VQ_DROPPED),
-            one(dp.REAL_DROPPED),
-            one(dp.ECN_MARKED),
-            hist(dp.VQ_DELAY_HIST),
-            hist(dp.REAL_DELAY_HIST),
-        )
-    return out
+    return {dp_sid: dp.SliceCounters.from_cells(values, dp_sid) for dp_sid in dp_sids}
 
 
 def run(

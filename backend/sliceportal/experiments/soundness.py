@@ -32,6 +32,7 @@ import numpy.typing as npt
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.bounds import analyze
+from sliceportal.domain.codel import CodelConfig
 from sliceportal.domain.spec import (
     DEFAULT_MAX_FRAME_BYTES,
     LOWEST_SLICE_PRIORITY,
@@ -78,6 +79,8 @@ class SliceResult:
     """The paper's eq. (3) for comparison (``None``: unbounded there too)."""
     measured_s: float
     packets: int
+    aqm_dropped: int = 0
+    """Packets the slice's CoDel dropped (a codel run): early drops never lengthen a wait."""
 
     @property
     def ratio(self) -> float:
@@ -156,8 +159,11 @@ def run_link(
     rng: np.random.Generator,
     program: P4InfoIndex | None = None,
     framing: Framing = STANDARD_FRAMING,
+    codel_interval_s: float | None = None,
 ) -> list[SliceResult]:
-    """Drive one link adversarially; each slice's worst delay beside its netcalc bound."""
+    """Drive one link adversarially; each slice's worst delay beside its netcalc bound.
+    ``codel_interval_s``: every slice runs CoDel with that interval and a target of a quarter
+    of its burst limit, which must change nothing about the bound."""
     specs = [t.spec for t in slices]
     analysis = analyze(specs, capacity_bps, Model.NETCALC, framing)
     bounds = [b.worst_case_delay_s for b in analysis.slices]
@@ -176,9 +182,12 @@ def run_link(
             t.spec.rate_bps,
             t.spec.delay_target_s,
             t.spec.priority,
-            dp.Scheme.TAIL_DROP,
+            dp.Scheme.TAIL_DROP if codel_interval_s is None else dp.Scheme.CODEL,
             None,
             EGRESS_PORT,
+            codel=None
+            if codel_interval_s is None
+            else CodelConfig.from_seconds(t.spec.delay_target_s / 4, codel_interval_s),
         )  # fmt: skip
         for i, t in enumerate(slices)
     ]
@@ -211,20 +220,27 @@ def run_link(
                 paper[index],
                 worst / _NS,
                 int(mine.sum()),
+                int(np.sum((trace[:, L.TR_OUTCOME] == L.Outcome.AQM_DROPPED) & (owners == index))),
             )
         )
     return results
 
 
-def check(links: int, seed: int = 1, framing: Framing = STANDARD_FRAMING) -> list[SliceResult]:
+def check(
+    links: int,
+    seed: int = 1,
+    framing: Framing = STANDARD_FRAMING,
+    codel_interval_s: float | None = None,
+) -> list[SliceResult]:
     """Every slice of ``links`` random links, driven adversarially (``framing``: what the bound
-    is told about the link; the traffic is always the same)."""
+    is told about the link; the traffic is always the same; ``codel_interval_s``: every slice
+    on CoDel, see `run_link`)."""
     rng = np.random.default_rng(seed)
     program = _program()
     results: list[SliceResult] = []
     for link in range(links):
         capacity, slices = random_link(rng)
-        results.extend(run_link(link, capacity, slices, rng, program, framing))
+        results.extend(run_link(link, capacity, slices, rng, program, framing, codel_interval_s))
     return results
 
 

@@ -84,7 +84,9 @@ class QueueScheme(Choice):
     ECN_STEP = "ecn_step"
     METER = "meter"
     """The paper's baseline: a P4 meter (trTCM) polices rate and burst; no delay control."""
-    __labels__ = {ECN_STEP: "ECN step marking", METER: "P4 meter (baseline)"}
+    CODEL = "codel"
+    """CoDel (RFC 8289) on the slice's virtual-queue delay: drops or marks to hold a target."""
+    __labels__ = {ECN_STEP: "ECN step marking", METER: "P4 meter (baseline)", CODEL: "CoDel"}
 
 
 class ChangeAction(Choice):

@@ -11,6 +11,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, ConfigDict, Field, Strict
 
+from sliceportal.domain.codel import INTERVAL_DEFAULT_S, INTERVAL_MIN_S, TARGET_DEFAULT_S
 from sliceportal.domain.spec import (
     LOWEST_SLICE_PRIORITY,
     MAX_BURST_LIMIT_S,
@@ -116,6 +117,28 @@ class Sla(InputModel):
     max_mark_ratio: Ratio | None = None
 
 
+class CodelParameters(InputModel):
+    """A codel slice's CoDel (RFC 8289) parameters; in an update, `codel` replaces the whole
+    object (members left out take their defaults)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    target_s: Annotated[float, Strict(), Field(gt=0, le=MAX_BURST_LIMIT_S)] = Field(
+        default=TARGET_DEFAULT_S,
+        description="seconds; the virtual-queue delay CoDel holds the slice's packets to, "
+        "below burst_limit_s and at most delay_target_s",
+    )
+    interval_s: Annotated[float, Strict(), Field(ge=INTERVAL_MIN_S, le=MAX_BURST_LIMIT_S)] = Field(
+        default=INTERVAL_DEFAULT_S,
+        description="seconds the delay may stay above target_s before CoDel drops or marks, "
+        "then the spacing of its signals, shrinking as interval_s / sqrt(count)",
+    )
+    ecn_mark: Annotated[bool, Strict()] = Field(
+        default=False,
+        description="mark ECN-capable packets CE instead of dropping them (others are dropped)",
+    )
+
+
 class SliceCreate(InputModel):
     name: Name
     description: Description = ""
@@ -132,6 +155,9 @@ class SliceCreate(InputModel):
     priority: Annotated[Priority, Strict()]
     scheme: QueueScheme = QueueScheme.TAIL_DROP
     marking_threshold_s: Threshold | None = Field(default=None, description="for ecn_step")
+    codel: CodelParameters | None = Field(
+        default=None, description="for codel (default: each member's default); null otherwise"
+    )
     max_packet_bytes: PacketBytes | None = None
     sla: Sla = Field(default_factory=Sla)
     link_ids: LinkIds
@@ -142,7 +168,7 @@ class SliceCreate(InputModel):
 
 class SliceUpdate(PatchModel):
     nullable = frozenset(
-        {"vlan_id", "marking_threshold_s", "max_packet_bytes", "e2e_delay_target_s"}
+        {"vlan_id", "marking_threshold_s", "codel", "max_packet_bytes", "e2e_delay_target_s"}
     )
 
     name: Name | None = None
@@ -157,6 +183,11 @@ class SliceUpdate(PatchModel):
     priority: Annotated[Priority, Strict()] | None = None
     scheme: QueueScheme | None = None
     marking_threshold_s: Threshold | None = None
+    codel: CodelParameters | None = Field(
+        default=None,
+        description="for codel; changing the scheme to codel without it takes the defaults, "
+        "to another scheme clears it",
+    )
     max_packet_bytes: PacketBytes | None = None
     sla: Sla | None = None
     link_ids: LinkIds | None = None
@@ -181,6 +212,7 @@ class SlicePublic(PublicModel):
     priority: int
     scheme: QueueScheme
     marking_threshold_s: float | None
+    codel: CodelParameters | None = Field(description="a codel slice's CoDel parameters")
     max_packet_bytes: int | None
     sla: Sla
     link_ids: list[int]

@@ -30,9 +30,10 @@ class TelemetrySample(BaseModel):
     throughput_bps: float
     packets_per_s: float
     offered_bps: float = Field(description="forwarded plus dropped")
-    drop_ratio: float = Field(description="dropped (either queue) over offered packets")
-    vq_drop_ratio: float
-    rq_drop_ratio: float
+    drop_ratio: float = Field(description="dropped (for any reason) over offered packets")
+    vq_drop_ratio: float = Field(description="dropped at the burst limit (the virtual queue)")
+    rq_drop_ratio: float = Field(description="dropped by the real queue (it was full)")
+    aqm_drop_ratio: float = Field(description="dropped by the slice's CoDel (0 for other schemes)")
     mark_ratio: float = Field(description="ECN-marked over forwarded packets")
     vq_delay_p50_s: float | None
     vq_delay_p95_s: float | None

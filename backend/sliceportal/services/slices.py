@@ -23,12 +23,13 @@ from sliceportal.db.queries import slices as queries
 from sliceportal.db.queries.links import LockedLink
 from sliceportal.domain import SliceSpec, SpecError, dataplane, slice_spec, units
 from sliceportal.domain.admission import LinkParams, PathSlice, StoredLevels, admits_surely
+from sliceportal.domain.codel import CodelConfig
 from sliceportal.domain.dataplane import ROUTE_TABLE
 from sliceportal.domain.matchclash import PlacedMatch, first_clash, split_route
 from sliceportal.domain.reconcile import describe
 from sliceportal.domain.spec import MAX_DP_SID, burst_agrees, burst_conflict
 from sliceportal.schemas.choices import ChangeAction, QueueScheme, SliceState
-from sliceportal.schemas.slices import SliceCreate, SliceUpdate
+from sliceportal.schemas.slices import CodelParameters, SliceCreate, SliceUpdate
 from sliceportal.services import admission
 from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
 
@@ -76,6 +77,11 @@ def _check_rules(values: dict[str, Any]) -> None:
     if values["vlan_id"] is None and not values["ipv4_prefixes"]:
         raise InvalidFieldError("a slice needs a vlan_id or ipv4_prefixes", field="vlan_id")
     try:
+        codel = None
+        if values["codel_target_s"] is not None:
+            codel = CodelConfig.from_seconds(
+                values["codel_target_s"], values["codel_interval_s"], values["codel_ecn_mark"]
+            )
         dataplane.slice_policy(
             values["priority"],
             values["rate_bps"],
@@ -83,9 +89,29 @@ def _check_rules(values: dict[str, Any]) -> None:
             values["scheme"],
             values["marking_threshold_s"],
             values["delay_target_s"],
+            codel_config=codel,
         )
     except units.DataplaneValueError as exc:
         raise InvalidFieldError(exc.message, field=exc.field) from None
+
+
+def _codel_columns(values: dict[str, Any], codel: CodelParameters | None, given: bool) -> None:
+    """Turn the `codel` of a request into the slice's CoDel columns (in `values`).
+
+    Parameters given are stored as given (for another scheme they are then refused by
+    `_check_rules`, naming `codel`); a slice becoming codel without them takes the defaults,
+    one leaving codel loses them, and a codel slice keeps those it has."""
+    values.pop("codel", None)  # nested; in an update dumped without the members left out
+    if not given:
+        if values["scheme"] is not QueueScheme.CODEL:
+            codel = None
+        elif values.get("codel_target_s") is None:
+            codel = CodelParameters()
+        else:
+            return
+    values["codel_target_s"] = None if codel is None else codel.target_s
+    values["codel_interval_s"] = None if codel is None else codel.interval_s
+    values["codel_ecn_mark"] = None if codel is None else codel.ecn_mark
 
 
 def _check_name_free(session: Session, name: str, slice_id: int) -> None:
@@ -276,6 +302,7 @@ def create_slice(session: Session, context: ChangeContext, data: SliceCreate) ->
         )
     if values["delay_target_s"] is None:
         values["delay_target_s"] = values["burst_limit_s"]
+    _codel_columns(values, data.codel, given=data.codel is not None)
     _check_rules(values)
     slice_id = admission.retrying(session, lambda: _create(session, context, data, values))
     return get_slice(session, slice_id)
@@ -332,6 +359,7 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     _burst_limit(values, data.burst_bytes, given_limit="burst_limit_s" in given)
     if values["scheme"] is not QueueScheme.ECN_STEP and "marking_threshold_s" not in given:
         values["marking_threshold_s"] = None
+    _codel_columns(values, data.codel, given="codel" in given)
     _check_rules(values)
     link_ids = set(data.link_ids if data.link_ids is not None else row.link_ids)
     fields = data.model_fields_set

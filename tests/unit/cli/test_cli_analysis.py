@@ -68,7 +68,24 @@ BAD_INPUTS: list[tuple[str, str, str]] = [
      "slices)"),
     ("analyze", _with_slice(colour="red"),
      "slices[0].colour: unknown field (expected one of name, rate_bps, priority, burst_limit_s, "
-     "burst_bytes, delay_target_s, max_packet_bytes)"),
+     "burst_bytes, delay_target_s, max_packet_bytes, scheme, marking_threshold_s, codel)"),
+    ("analyze", _with_slice(scheme="red", burst_limit_s=0.05),
+     "slices[0].scheme: must be one of ['tail_drop', 'ecn_step', 'meter', 'codel']"),
+    ("analyze",
+     _with_slice(scheme="codel", burst_limit_s=0.05, delay_target_s=0.02, codel={"target_s": 0.03}),
+     "slices[0].codel.target_s: must be at most the delay target, which it keeps the slice to"),
+    ("analyze", _with_slice(scheme="codel", burst_limit_s=0.05, codel={"target_s": 0.05}),
+     "slices[0].codel.target_s: must be below burst_limit_s, else CoDel never acts"),
+    ("analyze", _with_slice(scheme="codel", burst_limit_s=0.05, codel={"interval": 0.1}),
+     "slices[0].codel.interval: unknown field (expected one of target_s, interval_s, ecn_mark)"),
+    ("analyze", _with_slice(scheme="codel", burst_limit_s=0.05, codel={"ecn_mark": 1}),
+     "slices[0].codel.ecn_mark: must be a boolean, got 1"),
+    ("analyze", _with_slice(burst_limit_s=0.05, codel={"target_s": 0.001}),
+     "slices[0].codel: tail_drop runs no CoDel"),
+    ("analyze", _with_slice(scheme="ecn_step", burst_limit_s=0.05),
+     "slices[0].marking_threshold_s: ecn_step needs a threshold"),
+    ("analyze", _with_slice(scheme="ecn_step", burst_limit_s=0.05, marking_threshold_s=0.05),
+     "slices[0].marking_threshold_s: must be below burst_limit_s, else nothing is marked"),
     ("analyze", '{"capacity_bps": 1e9, "mtu_bytes": 0, "slices": []}',
      "mtu_bytes: must be an integer from 1 to 1000000"),
     ("analyze", '{"capacity_bps": 1e9, "capacity_bps": 2e9, "slices": []}',
@@ -109,6 +126,21 @@ def test_analyze_prints_every_slice_in_input_order(
     assert doc["model"] == "harkous"
     assert doc["slices"][2]["worst_case_delay_s"] == pytest.approx(0.0336762, rel=1e-5)
     assert netcalc > doc["slices"][2]["worst_case_delay_s"]
+
+
+def test_a_slices_scheme_is_checked_and_leaves_the_bounds_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["analyze", str(_analyze_file(tmp_path, PAPER))]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    schemes = [
+        {"scheme": "ecn_step", "marking_threshold_s": 0.005},
+        {"scheme": "codel", "codel": {"target_s": 0.002, "interval_s": 0.05, "ecn_mark": True}},
+        {"scheme": "meter"},
+    ]
+    doc = dict(PAPER, slices=[s | m for s, m in zip(PAPER["slices"], schemes, strict=True)])
+    assert main(["analyze", str(_analyze_file(tmp_path, doc))]) == 0
+    assert json.loads(capsys.readouterr().out) == plain
 
 
 def test_analyze_prints_null_for_unbounded_delays(

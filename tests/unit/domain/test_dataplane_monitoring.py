@@ -8,6 +8,7 @@ import pytest
 
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.dataplane import (
+    AQM_DROPPED,
     ECN_MARKED,
     FORWARDED,
     REAL_DELAY_HIST,
@@ -35,12 +36,14 @@ def reading(
     marked: tuple[int, int] = (0, 0),
     vq_hist: tuple[int, ...] = (0,) * 8,
     real_hist: tuple[int, ...] = (0,) * 8,
+    aqm_dropped: tuple[int, int] = (0, 0),
 ) -> SliceCounters:
     return SliceCounters(
         CounterValue(*forwarded),
         CounterValue(*vq_dropped),
         CounterValue(*real_dropped),
         CounterValue(*marked),
+        CounterValue(*aqm_dropped),
         vq_hist,
         real_hist,
     )
@@ -54,9 +57,10 @@ def test_histogram_cells() -> None:
 
 def test_counter_cells_of_a_slice() -> None:
     cells = counter_cells(5)
-    assert len(cells) == 4 + 2 * c.HIST_BUCKETS == 20
+    assert len(cells) == 5 + 2 * c.HIST_BUCKETS == 21
     assert len(set(cells)) == len(cells)
     assert (FORWARDED, 5) in cells and (VQ_DROPPED, 5) in cells and (ECN_MARKED, 5) in cells
+    assert (AQM_DROPPED, 5) in cells
     assert [i for n, i in cells if n == VQ_DELAY_HIST] == list(range(40, 48))
     assert [i for n, i in cells if n == REAL_DELAY_HIST] == list(range(40, 48))
     with pytest.raises(DataplaneValueError, match="dp_sid"):
@@ -103,6 +107,7 @@ def test_stats_between_two_readings() -> None:
         forwarded=(1100, 1_650_000),  # 1000 packets, 1.5 MB in 2 s
         vq_dropped=(50, 75_000),
         real_dropped=(50, 75_000),
+        aqm_dropped=(100, 150_000),
         marked=(100, 150_000),
         vq_hist=(600, 500, 0, 0, 0, 0, 0, 0),
         real_hist=(1000, 0, 0, 0, 0, 0, 0, 100),
@@ -110,8 +115,9 @@ def test_stats_between_two_readings() -> None:
     stats = slice_stats(before, after, 2.0, TARGET)
     assert stats.throughput_bps == 6e6
     assert stats.forwarded_pps == 500
-    assert stats.offered_bps == 6.6e6
-    assert stats.vq_drop_ratio == stats.real_drop_ratio == 50 / 1100
+    assert stats.offered_bps == 7.2e6
+    assert stats.vq_drop_ratio == stats.real_drop_ratio == 50 / 1200
+    assert stats.aqm_drop_ratio == 100 / 1200
     assert stats.mark_ratio == 0.1
     assert stats.vq_delay is not None and stats.vq_delay.p50.index == 0  # 500 of 1000 in 0
     assert stats.vq_delay.max.index == 1

@@ -91,8 +91,12 @@ def test_counter_and_register_names_exist(info: p4info_pb2.P4Info) -> None:
     for name, index in dp.counter_cells(c.MAX_SLICES - 1):
         assert index < counters[name].size
     registers = {r.preamble.name for r in info.registers}
-    assert {dp.VQ_DELAY_REGISTER, dp.VQ_LAST_SEEN_REGISTER} == registers
-    assert {dp.FORWARDED, dp.VQ_DROPPED, dp.REAL_DROPPED, dp.ECN_MARKED} | {
-        dp.VQ_DELAY_HIST,
-        dp.REAL_DELAY_HIST,
-    } == set(counters)
+    codel = {
+        dp.CODEL_DROPPING_REGISTER,
+        dp.CODEL_COUNT_REGISTER,
+        dp.CODEL_LAST_COUNT_REGISTER,
+        dp.CODEL_DROP_NEXT_REGISTER,
+        dp.CODEL_FIRST_ABOVE_REGISTER,
+    }
+    assert {dp.VQ_DELAY_REGISTER, dp.VQ_LAST_SEEN_REGISTER} | codel == registers
+    assert {*dp.PAIR_COUNTERS, dp.VQ_DELAY_HIST, dp.REAL_DELAY_HIST} == set(counters)

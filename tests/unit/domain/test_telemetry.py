@@ -59,10 +59,11 @@ def test_readings_lay_cells_out_as_slice_counters() -> None:
     row = dict(zip(COLUMNS, matrix[0].tolist(), strict=True))
     assert (row["forwarded_packets"], row["forwarded_bytes"]) == (100, 1000)
     assert (row["ecn_marked_packets"], row["ecn_marked_bytes"]) == (103, 1030)
-    assert [row[f"vq_hist_{b}"] for b in range(8)] == list(range(104, 112))
-    assert [row[f"rq_hist_{b}"] for b in range(8)] == list(range(112, 120))
+    assert (row["aqm_dropped_packets"], row["aqm_dropped_bytes"]) == (104, 1040)
+    assert [row[f"vq_hist_{b}"] for b in range(8)] == list(range(105, 113))
+    assert [row[f"rq_hist_{b}"] for b in range(8)] == list(range(113, 121))
     # DP_SID 0: its first histogram cell has index 0, like its packets-and-bytes cells.
-    assert matrix[1, COLUMNS.index("vq_hist_0")] == 5
+    assert matrix[1, COLUMNS.index("vq_hist_0")] == 6
 
 
 def test_counter_indices_are_the_cells_of_each_slice() -> None:
@@ -188,12 +189,14 @@ def counts(
     marked: tuple[int, int] = (0, 0),
     vq_hist: tuple[int, ...] = (0,) * 8,
     rq_hist: tuple[int, ...] = (0,) * 8,
+    aqm_dropped: tuple[int, int] = (0, 0),
 ) -> dp.SliceCounters:
     return dp.SliceCounters(
         dp.CounterValue(*forwarded),
         dp.CounterValue(*vq_dropped),
         dp.CounterValue(*real_dropped),
         dp.CounterValue(*marked),
+        dp.CounterValue(*aqm_dropped),
         vq_hist,
         rq_hist,
     )
@@ -222,6 +225,7 @@ def test_sample_metrics_rates_ratios_and_percentiles() -> None:
             forwarded=(900, 1_125_000),
             vq_dropped=(80, 100_000),
             real_dropped=(20, 25_000),
+            aqm_dropped=(40, 50_000),
             marked=(90, 112_500),
             vq_hist=(0, 0, 0, 450, 0, 440, 10, 0),
             rq_hist=(900, 0, 0, 0, 0, 0, 0, 0),
@@ -231,10 +235,11 @@ def test_sample_metrics_rates_ratios_and_percentiles() -> None:
     assert sample["interval_s"] == 2.0
     assert sample["throughput_bps"] == 1_125_000 * 8 / 2
     assert sample["packets_per_s"] == 450
-    assert sample["offered_bps"] == 1_250_000 * 8 / 2
-    assert sample["drop_ratio"] == pytest.approx(0.1)
-    assert sample["vq_drop_ratio"] == pytest.approx(0.08)
-    assert sample["rq_drop_ratio"] == pytest.approx(0.02)
+    assert sample["offered_bps"] == 1_300_000 * 8 / 2
+    assert sample["drop_ratio"] == pytest.approx(140 / 1040)
+    assert sample["vq_drop_ratio"] == pytest.approx(80 / 1040)
+    assert sample["rq_drop_ratio"] == pytest.approx(20 / 1040)
+    assert sample["aqm_drop_ratio"] == pytest.approx(40 / 1040)
     assert sample["mark_ratio"] == pytest.approx(0.1)
     # p50 in [5, 10) ms, p95 in [15, 17.5) ms, p99 in [17.5, 20) ms: reported as upper edges.
     assert sample["vq_delay_p50_s"] == 0.010

@@ -79,10 +79,12 @@ _INSERT_SLICE = """
 WITH created AS (
     INSERT INTO slices (name, description, vlan_id, ipv4_prefixes, rate_bps, burst_limit_s,
                         delay_target_s, e2e_delay_target_s, priority, scheme,
-                        marking_threshold_s, max_packet_bytes, state)
+                        marking_threshold_s, codel_target_s, codel_interval_s, codel_ecn_mark,
+                        max_packet_bytes, state)
     VALUES (%(name)s, %(description)s, %(vlan_id)s, %(ipv4_prefixes)s::cidr[], %(rate_bps)s,
             %(burst_limit_s)s, %(delay_target_s)s, %(e2e_delay_target_s)s, %(priority)s,
-            %(scheme)s, %(marking_threshold_s)s, %(max_packet_bytes)s, %(state)s)
+            %(scheme)s, %(marking_threshold_s)s, %(codel_target_s)s, %(codel_interval_s)s,
+            %(codel_ecn_mark)s, %(max_packet_bytes)s, %(state)s)
     RETURNING *
 ), sla AS (
     INSERT INTO slice_slas (slice_id, max_delay_s, min_throughput_bps, max_loss_ratio,

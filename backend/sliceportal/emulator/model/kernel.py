@@ -385,6 +385,36 @@ def _codel(sid: int, ts: int, sojourn: int, cls_row: Any, codel: tuple[Any, ...]
 
 
 @_jit
+def _dropped_in_ingress(
+    sid: int,
+    length: int,
+    vq: int,
+    counters: tuple[Any, ...],
+    counter: int,
+    stats: Any,
+    stat: int,
+    tr: Any,
+    index: int,
+    outcome: int,
+    heap: Any,
+    cur: Any,
+    fi: Any,
+    flow: int,
+    seq: int,
+    now: int,
+) -> None:
+    """A drop in ingress: the packets-and-bytes counter pair at ``counters[counter]``, the
+    total ``stat``, the trace (``outcome``, the virtual delay ``vq``) and the sender's loss."""
+    counters[counter][sid] += 1
+    counters[counter + 1][sid] += length
+    stats[stat] += 1
+    if index >= 0 and tr.shape[0] > 0:
+        tr[index, L.TR_OUTCOME] = outcome
+        tr[index, L.TR_VQ] = vq
+    _feedback(heap, cur, fi, flow, seq, now, L.EV_LOSS)
+
+
+@_jit
 def _ingress(
     now: int,
     cls_id: int,
@@ -415,8 +445,6 @@ def _ingress(
     stats: Any,
 ) -> None:
     """SliceportalIngress for one packet arriving at ``now``, then the traffic manager."""
-    vqd_p = counters[0]
-    vqd_b = counters[1]
     stats[L.ST_INGRESS] += 1
     port = cls[cls_id, L.CLS_PORT]
     sid = cls[cls_id, L.CLS_SID]
@@ -432,13 +460,8 @@ def _ingress(
     marked = 0
     if policy == L.POLICY_METER:
         if _meter_red(meters, sid, now, length):
-            vqd_p[sid] += 1
-            vqd_b[sid] += length
-            stats[L.ST_VQ_DROPPED] += 1
-            if index >= 0 and tr.shape[0] > 0:
-                tr[index, L.TR_OUTCOME] = _VQ_DROPPED
-                tr[index, L.TR_VQ] = 0
-            _feedback(heap, cur, fi, flow, seq, now, L.EV_LOSS)
+            _dropped_in_ingress(sid, length, 0, counters, 0, stats, L.ST_VQ_DROPPED, tr, index,
+                                _VQ_DROPPED, heap, cur, fi, flow, seq, now)  # fmt: skip
             return
     elif policy != L.POLICY_NONE:
         # vqueue.p4, step for step (see dataplane.vqueue_step).
@@ -458,13 +481,8 @@ def _ingress(
         c_delay = cls[cls_id, L.CLS_C_DELAY]
         if delay > c_delay or tx_time > c_delay - delay:
             vq_delay[sid] = delay
-            vqd_p[sid] += 1
-            vqd_b[sid] += length
-            stats[L.ST_VQ_DROPPED] += 1
-            if index >= 0 and tr.shape[0] > 0:
-                tr[index, L.TR_OUTCOME] = _VQ_DROPPED
-                tr[index, L.TR_VQ] = delay
-            _feedback(heap, cur, fi, flow, seq, now, L.EV_LOSS)
+            _dropped_in_ingress(sid, length, delay, counters, 0, stats, L.ST_VQ_DROPPED, tr,
+                                index, _VQ_DROPPED, heap, cur, fi, flow, seq, now)  # fmt: skip
             return
         vq_delay[sid] = delay + tx_time
         vq = delay + tx_time
@@ -473,13 +491,8 @@ def _ingress(
                 ecn = _ECN_CE
                 marked = 1
             else:
-                counters[10][sid] += 1
-                counters[11][sid] += length
-                stats[L.ST_AQM_DROPPED] += 1
-                if index >= 0 and tr.shape[0] > 0:
-                    tr[index, L.TR_OUTCOME] = _AQM_DROPPED
-                    tr[index, L.TR_VQ] = vq
-                _feedback(heap, cur, fi, flow, seq, now, L.EV_LOSS)
+                _dropped_in_ingress(sid, length, vq, counters, 10, stats, L.ST_AQM_DROPPED, tr,
+                                    index, _AQM_DROPPED, heap, cur, fi, flow, seq, now)  # fmt: skip
                 return
     if index >= 0 and tr.shape[0] > 0:
         tr[index, L.TR_VQ] = vq

@@ -940,6 +940,31 @@ export interface components {
             } | null;
         };
         /**
+         * CodelParameters
+         * @description A codel slice's CoDel (RFC 8289) parameters; in an update, `codel` replaces the whole
+         *     object (members left out take their defaults).
+         */
+        CodelParameters: {
+            /**
+             * Target S
+             * @description seconds; the virtual-queue delay CoDel holds the slice's packets to, below burst_limit_s and at most delay_target_s
+             * @default 0.005
+             */
+            target_s?: number;
+            /**
+             * Interval S
+             * @description seconds the delay may stay above target_s before CoDel drops or marks, then the spacing of its signals, shrinking as interval_s / sqrt(count)
+             * @default 0.1
+             */
+            interval_s?: number;
+            /**
+             * Ecn Mark
+             * @description mark ECN-capable packets CE instead of dropping them (others are dropped)
+             * @default false
+             */
+            ecn_mark?: boolean;
+        };
+        /**
          * DelayCurves
          * @description Each slice's worst-case delay against capacity (the paper's Fig. 15), per model.
          */
@@ -1467,7 +1492,7 @@ export interface components {
          * QueueScheme
          * @enum {string}
          */
-        QueueScheme: "tail_drop" | "ecn_step" | "meter";
+        QueueScheme: "tail_drop" | "ecn_step" | "meter" | "codel";
         /**
          * Readiness
          * @description Both dependencies answered (a 503 problem otherwise).
@@ -1630,6 +1655,8 @@ export interface components {
              * @description for ecn_step
              */
             marking_threshold_s?: number | null;
+            /** @description for codel (default: each member's default); null otherwise */
+            codel?: components["schemas"]["CodelParameters"] | null;
             /** Max Packet Bytes */
             max_packet_bytes?: number | null;
             sla?: components["schemas"]["Sla"];
@@ -1671,6 +1698,8 @@ export interface components {
             scheme: components["schemas"]["QueueScheme"];
             /** Marking Threshold S */
             marking_threshold_s: number | null;
+            /** @description a codel slice's CoDel parameters */
+            codel: components["schemas"]["CodelParameters"] | null;
             /** Max Packet Bytes */
             max_packet_bytes: number | null;
             sla: components["schemas"]["Sla"];
@@ -1776,6 +1805,8 @@ export interface components {
             scheme?: components["schemas"]["QueueScheme"];
             /** Marking Threshold S */
             marking_threshold_s?: number | null;
+            /** @description for codel; changing the scheme to codel without it takes the defaults, to another scheme clears it */
+            codel?: components["schemas"]["CodelParameters"] | null;
             /** Max Packet Bytes */
             max_packet_bytes?: number | null;
             sla?: components["schemas"]["Sla"];
@@ -2033,13 +2064,24 @@ export interface components {
             offered_bps: number;
             /**
              * Drop Ratio
-             * @description dropped (either queue) over offered packets
+             * @description dropped (for any reason) over offered packets
              */
             drop_ratio: number;
-            /** Vq Drop Ratio */
+            /**
+             * Vq Drop Ratio
+             * @description dropped at the burst limit (the virtual queue)
+             */
             vq_drop_ratio: number;
-            /** Rq Drop Ratio */
+            /**
+             * Rq Drop Ratio
+             * @description dropped by the real queue (it was full)
+             */
             rq_drop_ratio: number;
+            /**
+             * Aqm Drop Ratio
+             * @description dropped by the slice's CoDel (0 for other schemes)
+             */
+            aqm_drop_ratio: number;
             /**
              * Mark Ratio
              * @description ECN-marked over forwarded packets
@@ -2422,6 +2464,7 @@ export type BestPlan = components['schemas']['BestPlan'];
 export type BodyLoginLoginAccessToken = components['schemas']['Body_login-login_access_token'];
 export type ChangeAction = components['schemas']['ChangeAction'];
 export type ChangePublic = components['schemas']['ChangePublic'];
+export type CodelParameters = components['schemas']['CodelParameters'];
 export type DelayCurves = components['schemas']['DelayCurves'];
 export type DpSidPublic = components['schemas']['DpSidPublic'];
 export type EndToEnd = components['schemas']['EndToEnd'];

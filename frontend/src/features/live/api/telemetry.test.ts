@@ -7,7 +7,7 @@ import { streamUrl } from './use-telemetry-stream';
 const wireSample = {
   t: '2026-01-01T00:00:00+00:00', slice_id: 4, switch_id: 1, downsampled: false, counters_reset: false, interval_s: 1,
   throughput_bps: 47.5e6, packets_per_s: 4000, offered_bps: 48e6,
-  drop_ratio: 0.001, vq_drop_ratio: 0.001, rq_drop_ratio: 0, mark_ratio: 0.02,
+  drop_ratio: 0.004, vq_drop_ratio: 0.001, rq_drop_ratio: 0, aqm_drop_ratio: 0.003, mark_ratio: 0.02,
   vq_delay_p50_s: 0.001, vq_delay_p95_s: 0.005, vq_delay_p99_s: 0.01, vq_delay_max_bucket_s: 0.01,
   rq_delay_p50_s: 0.0001, rq_delay_p95_s: null, rq_delay_p99_s: 0.0005, rq_delay_max_bucket_s: 0.001,
   vq_cdf: [[0.001, 0.5], [0.0001, 0.1], [0.005, 0.96]],
@@ -20,6 +20,8 @@ it("reads the API's sample, merging vq_cdf and rq_cdf over their edges", () => {
   expect(sample.t).toBe(1767225600);
   expect(sample.throughputBps).toBe(47.5e6);
   expect(sample.offeredBps).toBe(48e6);
+  expect(sample.dropRatio).toBe(0.004);
+  expect(sample.drops).toEqual({ burstLimit: 0.001, realQueue: 0, codel: 0.003 });
   expect(sample.vq.p99).toBe(0.01);
   expect(sample.rq.p95).toBeNull();
   expect(sample.cdf).toEqual([

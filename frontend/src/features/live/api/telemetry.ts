@@ -22,6 +22,15 @@ export interface CdfPoint {
   real: number | null;
 }
 
+export interface DropsByReason {
+  /** At the burst limit: the virtual queue was full (`vq_drop_ratio`). */
+  burstLimit: number;
+  /** By the real queue, which was full (`rq_drop_ratio`). */
+  realQueue: number;
+  /** By the slice's CoDel (`aqm_drop_ratio`; 0 for other schemes). */
+  codel: number;
+}
+
 export interface TelemetrySample {
   /** Epoch seconds (end of the interval). */
   t: number;
@@ -31,6 +40,8 @@ export interface TelemetrySample {
   throughputBps: number;
   offeredBps: number;
   dropRatio: number;
+  /** Drops by reason, each over the offered packets: they add up to dropRatio. */
+  drops: DropsByReason;
   markRatio: number;
   vq: { p50: number | null; p95: number | null; p99: number | null };
   rq: { p50: number | null; p95: number | null; p99: number | null };
@@ -82,6 +93,11 @@ export function parseSample(raw: unknown): TelemetrySample | null {
     throughputBps: throughput,
     offeredBps: num(o.offered_bps) ?? throughput,
     dropRatio: num(o.drop_ratio) ?? 0,
+    drops: {
+      burstLimit: num(o.vq_drop_ratio) ?? 0,
+      realQueue: num(o.rq_drop_ratio) ?? 0,
+      codel: num(o.aqm_drop_ratio) ?? 0,
+    },
     markRatio: num(o.mark_ratio) ?? 0,
     vq: { p50: num(o.vq_delay_p50_s), p95: num(o.vq_delay_p95_s), p99: num(o.vq_delay_p99_s) },
     rq: { p50: num(o.rq_delay_p50_s), p95: num(o.rq_delay_p95_s), p99: num(o.rq_delay_p99_s) },

@@ -79,13 +79,33 @@ export function DelayChart({
   return <Chart options={options} data={data} height={260} label="Virtual and real queuing delay percentiles against the target and the analytical bound" />;
 }
 
+/** Drops by reason (burst limit, real queue, CoDel) and ECN marks, % of packets. */
 export function DropsMarksChart({ samples }: { samples: TelemetrySample[] }) {
-  const options = useMemo(() => timeOptions('% of packets', [line('dropped', '#b91c1c'), line('ECN-marked', '#7c3aed')], { range: (_u, _min, max) => [0, Math.max(1, max)] }), []);
+  const options = useMemo(
+    () =>
+      timeOptions(
+        '% of packets',
+        [
+          line('dropped at the burst limit', '#b91c1c'),
+          line('dropped by the real queue', '#ea580c'),
+          line('dropped by CoDel', '#0f766e'),
+          line('ECN-marked', '#7c3aed'),
+        ],
+        { range: (_u, _min, max) => [0, Math.max(1, max)] },
+      ),
+    [],
+  );
   const data = useMemo<ChartData>(
-    () => [samples.map((s) => s.t), samples.map((s) => s.dropRatio * 100), samples.map((s) => s.markRatio * 100)],
+    () => [
+      samples.map((s) => s.t),
+      samples.map((s) => s.drops.burstLimit * 100),
+      samples.map((s) => s.drops.realQueue * 100),
+      samples.map((s) => s.drops.codel * 100),
+      samples.map((s) => s.markRatio * 100),
+    ],
     [samples],
   );
-  return <Chart options={options} data={data} height={180} label="Drop and ECN mark ratios" />;
+  return <Chart options={options} data={data} height={180} label="Drop ratios by reason and ECN mark ratio" />;
 }
 
 export function DelayCdfChart({ sample, targetS }: { sample: TelemetrySample | undefined; targetS: number }) {

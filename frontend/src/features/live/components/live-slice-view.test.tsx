@@ -15,7 +15,7 @@ const cdf = (fractions: number[]) => EDGES.map((edge, i) => [edge, fractions[i]]
 const sample = {
   t: '2026-01-01T00:00:00+00:00', slice_id: 4, switch_id: 1, downsampled: false, counters_reset: false, interval_s: 1,
   throughput_bps: 47.5e6, packets_per_s: 4000, offered_bps: 48e6,
-  drop_ratio: 0.001, vq_drop_ratio: 0.001, rq_drop_ratio: 0, mark_ratio: 0.02,
+  drop_ratio: 0.004, vq_drop_ratio: 0.001, rq_drop_ratio: 0, aqm_drop_ratio: 0.003, mark_ratio: 0.02,
   vq_delay_p50_s: 0.00125, vq_delay_p95_s: 0.005, vq_delay_p99_s: 0.01, vq_delay_max_bucket_s: 0.01,
   rq_delay_p50_s: 0.00125, rq_delay_p95_s: 0.00125, rq_delay_p99_s: 0.00125, rq_delay_max_bucket_s: 0.0025,
   vq_cdf: cdf([0.5, 0.9, 0.98, 1, 1, 1, 1]), rq_cdf: cdf([0.995, 1, 1, 1, 1, 1, 1]), registers: null,
@@ -45,6 +45,7 @@ describe('LiveSliceView', () => {
     expect(numbers).toHaveTextContent('≤ 10 ms');
     expect(numbers).toHaveTextContent('≤ 1.25 ms');
     expect(numbers).toHaveTextContent('2 % ECN-marked');
+    expect(screen.getByTestId('drops-by-reason')).toHaveTextContent(/burst limit 0\.1 %.*real queue 0 %.*CoDel 0\.3 %/);
     expect(screen.getByTestId('stream-status')).toHaveAttribute('data-status', 'live');
   });
 

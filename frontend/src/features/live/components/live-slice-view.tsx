@@ -127,13 +127,17 @@ export function LiveSliceView({
           <div className="stat">
             <div className="stat-label">Drops / marks</div>
             <div className="stat-value">{formatPercent(latest?.dropRatio, 2)}</div>
+            <div className="stat-note" data-testid="drops-by-reason">
+              burst limit {formatPercent(latest?.drops.burstLimit, 2)} · real queue {formatPercent(latest?.drops.realQueue, 2)} · CoDel{' '}
+              {formatPercent(latest?.drops.codel, 2)}
+            </div>
             <div className="stat-note">{formatPercent(latest?.markRatio, 2)} ECN-marked</div>
           </div>
         </div>
         <div className="grid-2">
           <Card title="Throughput"><ThroughputChart samples={samples} rateBps={rateBps} /></Card>
           <Card title="Queuing delay"><DelayChart samples={samples} targetS={targetS} boundS={boundS} /></Card>
-          <Card title="Drops and ECN marks"><DropsMarksChart samples={samples} /></Card>
+          <Card title="Drops by reason and ECN marks"><DropsMarksChart samples={samples} /></Card>
           <Card title="Delay CDF"><DelayCdfChart sample={latest} targetS={targetS} /></Card>
         </div>
       </div>

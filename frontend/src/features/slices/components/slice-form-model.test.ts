@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-import { EMPTY_VALUES, LIMITS, candidateDoc, checkPrefix, createBody, updateBody, validateSlice, type SliceFormValues } from './slice-form-model';
+import { CODEL_DEFAULTS, EMPTY_VALUES, LIMITS, candidateDoc, checkPrefix, createBody, updateBody, validateSlice, type SliceFormValues } from './slice-form-model';
 
 const valid: SliceFormValues = {
   ...EMPTY_VALUES,
@@ -59,6 +59,28 @@ describe('validateSlice', () => {
     expect(parsed?.marking_threshold_s).toBeNull();
   });
 
+  it('sends CoDel with its defaults, in seconds, and only with the codel scheme', () => {
+    const codel = { ...valid, scheme: 'codel' as const };
+    const { errors, parsed } = validateSlice(codel);
+    expect(errors).toEqual({});
+    expect(createBody(parsed!).codel).toEqual({ target_s: 0.005, interval_s: 0.1, ecn_mark: false });
+    const given = validateSlice({ ...codel, codelTargetMs: '2', codelIntervalMs: '50', codelEcnMark: true }).parsed!;
+    expect(updateBody(given).codel).toEqual({ target_s: 0.002, interval_s: 0.05, ecn_mark: true });
+    const tailDrop = validateSlice({ ...codel, scheme: 'tail_drop' }).parsed!;
+    expect(createBody(tailDrop)).not.toHaveProperty('codel');
+    expect(updateBody(tailDrop).codel).toBeNull();
+  });
+
+  it('mirrors the API rules on CoDel (target below the burst limit and within the delay target)', () => {
+    const codel = { ...valid, scheme: 'codel' as const };
+    expect(validateSlice({ ...codel, codelTargetMs: '10' }).errors['codel.target_s']).toMatch(/below the burst limit/);
+    expect(validateSlice({ ...codel, burstLimitMs: '20', delayTargetMs: '8', codelTargetMs: '9' }).errors['codel.target_s']).toMatch(
+      /at most the delay target/,
+    );
+    expect(validateSlice({ ...codel, codelTargetMs: '' }).errors['codel.target_s']).toBe('Required.');
+    expect(validateSlice({ ...codel, codelIntervalMs: '0.5' }).errors['codel.interval_s']).toMatch(/at least 1/);
+  });
+
   it('checks prefixes like ipaddress.IPv4Network (no host bits)', () => {
     expect(checkPrefix('10.0.0.0/8')).toBeNull();
     expect(checkPrefix('10.0.0.1')).toBeNull();
@@ -93,6 +115,16 @@ describe('the limits mirror the OpenAPI document', () => {
     expect(prop('e2e_delay_target_s').exclusiveMinimum).toBe(0);
     expect([prop('rate_bps').minimum, prop('rate_bps').maximum]).toEqual([LIMITS.rateMin, LIMITS.rateMax]);
     expect([prop('link_ids').minItems, prop('link_ids').maxItems]).toEqual([LIMITS.linksMin, LIMITS.linksMax]);
+  });
+
+  it('CoDel: defaults and bounds', () => {
+    const codel = (openapi as { components: { schemas: Record<string, Schema> } }).components.schemas.CodelParameters!;
+    const member = (name: string) => codel.properties[name]!;
+    expect(member('target_s').default).toBe(Number(CODEL_DEFAULTS.targetMs) / 1000);
+    expect(member('interval_s').default).toBe(Number(CODEL_DEFAULTS.intervalMs) / 1000);
+    expect(member('ecn_mark').default).toBe(CODEL_DEFAULTS.ecnMark);
+    expect([member('interval_s').minimum, member('interval_s').maximum]).toEqual([LIMITS.codelIntervalMin, LIMITS.burstLimitMax]);
+    expect(member('target_s').maximum).toBe(LIMITS.burstLimitMax);
   });
 });
 

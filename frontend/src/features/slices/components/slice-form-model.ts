@@ -8,7 +8,7 @@
  * limits against the OpenAPI document; those of the data plane come from its generated constants.
  */
 import { BURST_LIMIT_MAX_NS, MAX_PRIORITY, RATE_MAX_BPS, RATE_MIN_BPS, VLAN_ID_MAX, VLAN_ID_MIN } from '@/config/p4-constants';
-import type { QueueScheme, SliceCreate, SliceDocument, SlicePublic, SliceUpdate } from '@/lib/api/schema';
+import type { CodelParameters, QueueScheme, SliceCreate, SliceDocument, SlicePublic, SliceUpdate } from '@/lib/api/schema';
 import { MBIT, MS, inputText, parseDecimal } from '@/lib/units';
 
 export const LIMITS = {
@@ -31,7 +31,12 @@ export const LIMITS = {
   packetMax: 65535,
   linksMin: 1,
   linksMax: 64,
+  /** CoDel's shortest interval, seconds (`domain/codel.py` INTERVAL_MIN_S). */
+  codelIntervalMin: 0.001,
 } as const;
+
+/** CoDel's defaults (RFC 8289's 5 ms target and 100 ms interval), as typed in the form. */
+export const CODEL_DEFAULTS = { targetMs: '5', intervalMs: '100', ecnMark: false } as const;
 
 export interface SliceFormValues {
   name: string;
@@ -45,6 +50,9 @@ export interface SliceFormValues {
   priority: string;
   scheme: QueueScheme;
   markingThresholdMs: string;
+  codelTargetMs: string;
+  codelIntervalMs: string;
+  codelEcnMark: boolean;
   maxPacketBytes: string;
   slaMaxDelayMs: string;
   slaMinThroughputMbps: string;
@@ -67,6 +75,9 @@ export const EMPTY_VALUES: SliceFormValues = {
   priority: '7',
   scheme: 'tail_drop',
   markingThresholdMs: '',
+  codelTargetMs: CODEL_DEFAULTS.targetMs,
+  codelIntervalMs: CODEL_DEFAULTS.intervalMs,
+  codelEcnMark: CODEL_DEFAULTS.ecnMark,
   maxPacketBytes: '',
   slaMaxDelayMs: '',
   slaMinThroughputMbps: '',
@@ -90,6 +101,9 @@ export function valuesFromSlice(slice: SlicePublic): SliceFormValues {
     priority: String(slice.priority),
     scheme: slice.scheme,
     markingThresholdMs: scaled(slice.marking_threshold_s, MS),
+    codelTargetMs: slice.codel ? scaled(slice.codel.target_s, MS) : CODEL_DEFAULTS.targetMs,
+    codelIntervalMs: slice.codel ? scaled(slice.codel.interval_s, MS) : CODEL_DEFAULTS.intervalMs,
+    codelEcnMark: slice.codel?.ecn_mark ?? CODEL_DEFAULTS.ecnMark,
     maxPacketBytes: slice.max_packet_bytes === null ? '' : String(slice.max_packet_bytes),
     slaMaxDelayMs: scaled(slice.sla.max_delay_s, MS),
     slaMinThroughputMbps: scaled(slice.sla.min_throughput_bps, MBIT),
@@ -132,6 +146,7 @@ interface Parsed {
   priority: number;
   scheme: QueueScheme;
   marking_threshold_s: number | null;
+  codel: CodelParameters | null;
   max_packet_bytes: number | null;
   sla: {
     max_delay_s: number | null;
@@ -181,6 +196,35 @@ function numberField(
     return null;
   }
   return scaled;
+}
+
+/** CoDel's parameters, checked as `dataplane.slice_policy` does: the target below the burst
+ * limit (else the virtual queue drops first and CoDel never acts) and at most the delay target. */
+function validateCodel(
+  errors: SliceFormErrors,
+  values: SliceFormValues,
+  burst: number | null,
+  delayTarget: number | null,
+): CodelParameters | null {
+  const target = numberField(errors, 'codel.target_s', values.codelTargetMs, {
+    required: true,
+    scale: MS,
+    minExclusive: 0,
+    max: LIMITS.burstLimitMax,
+  });
+  const interval = numberField(errors, 'codel.interval_s', values.codelIntervalMs, {
+    required: true,
+    scale: MS,
+    min: LIMITS.codelIntervalMin,
+    max: LIMITS.burstLimitMax,
+  });
+  if (target !== null && burst !== null && target >= burst) {
+    errors['codel.target_s'] = 'The CoDel target must be below the burst limit.';
+  } else if (target !== null && delayTarget !== null && target > delayTarget) {
+    errors['codel.target_s'] = 'The CoDel target must be at most the delay target.';
+  }
+  if (target === null || interval === null || errors['codel.target_s']) return null;
+  return { target_s: target, interval_s: interval, ecn_mark: values.codelEcnMark };
 }
 
 export function validateSlice(values: SliceFormValues): Validation {
@@ -256,6 +300,7 @@ export function validateSlice(values: SliceFormValues): Validation {
       errors.marking_threshold_s = 'ECN step marking needs a marking threshold.';
     }
   }
+  const codel = values.scheme === 'codel' ? validateCodel(errors, values, burst, target ?? burst) : null;
   const packet = numberField(errors, 'max_packet_bytes', values.maxPacketBytes, {
     scale: 1,
     integer: true,
@@ -302,6 +347,7 @@ export function validateSlice(values: SliceFormValues): Validation {
       priority,
       scheme: values.scheme,
       marking_threshold_s: threshold,
+      codel,
       max_packet_bytes: packet,
       sla: {
         max_delay_s: slaDelay,
@@ -330,6 +376,7 @@ export function createBody(parsed: Parsed): SliceCreate {
   if (parsed.delay_target_s !== null) body.delay_target_s = parsed.delay_target_s;
   if (parsed.e2e_delay_target_s !== null) body.e2e_delay_target_s = parsed.e2e_delay_target_s;
   if (parsed.marking_threshold_s !== null) body.marking_threshold_s = parsed.marking_threshold_s;
+  if (parsed.codel !== null) body.codel = parsed.codel;
   if (parsed.max_packet_bytes !== null) body.max_packet_bytes = parsed.max_packet_bytes;
   return body;
 }
@@ -348,6 +395,7 @@ export function updateBody(parsed: Parsed): SliceUpdate {
     priority: parsed.priority,
     scheme: parsed.scheme,
     marking_threshold_s: parsed.marking_threshold_s,
+    codel: parsed.codel,
     max_packet_bytes: parsed.max_packet_bytes,
     sla: parsed.sla,
     link_ids: parsed.link_ids,

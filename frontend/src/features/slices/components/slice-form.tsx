@@ -39,6 +39,7 @@ const SCHEMES: { value: QueueScheme; label: string }[] = [
   { value: 'tail_drop', label: 'Tail drop' },
   { value: 'ecn_step', label: 'ECN step marking' },
   { value: 'meter', label: 'meter (P4 meter baseline: rate and burst only, no delay control)' },
+  { value: 'codel', label: 'CoDel (drops or marks to hold the queuing delay near a target)' },
 ];
 
 export function SliceForm({
@@ -205,6 +206,33 @@ export function SliceForm({
                 <Field label="Marking threshold" required error={errorFor('marking_threshold_s', 'markingThresholdMs')} hint="At most the burst limit.">
                   <UnitInput unit="ms" value={values.markingThresholdMs} onChange={(e) => set('markingThresholdMs', e.target.value)} onBlur={touch('markingThresholdMs')} />
                 </Field>
+              )}
+              {values.scheme === 'codel' && (
+                <>
+                  <Field
+                    label="CoDel target"
+                    required
+                    error={errorFor('codel.target_s', 'codelTargetMs')}
+                    hint="The queuing delay CoDel holds the slice to; below the burst limit, at most the delay target. Default 5 ms."
+                  >
+                    <UnitInput unit="ms" value={values.codelTargetMs} onChange={(e) => set('codelTargetMs', e.target.value)} onBlur={touch('codelTargetMs')} />
+                  </Field>
+                  <Field
+                    label="CoDel interval"
+                    required
+                    error={errorFor('codel.interval_s', 'codelIntervalMs')}
+                    hint="How long the delay may stay above the target before CoDel acts; then the spacing of its drops, shrinking as they repeat. Default 100 ms."
+                  >
+                    <UnitInput unit="ms" value={values.codelIntervalMs} onChange={(e) => set('codelIntervalMs', e.target.value)} onBlur={touch('codelIntervalMs')} />
+                  </Field>
+                  <Field
+                    label="Mark instead of dropping"
+                    error={errorFor('codel.ecn_mark')}
+                    hint="Mark ECN-capable packets CE instead of dropping them; others are still dropped. Default off."
+                  >
+                    <input type="checkbox" checked={values.codelEcnMark} onChange={(e) => set('codelEcnMark', e.target.checked)} />
+                  </Field>
+                </>
               )}
               <Field label="Max packet" error={errorFor('max_packet_bytes', 'maxPacketBytes')} hint="Default: the link MTU.">
                 <UnitInput unit="bytes" inputMode="numeric" value={values.maxPacketBytes} onChange={(e) => set('maxPacketBytes', e.target.value)} onBlur={touch('maxPacketBytes')} />

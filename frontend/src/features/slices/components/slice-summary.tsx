@@ -32,13 +32,7 @@ export function SliceSummary({ slice, health }: { slice: SlicePublic; health: Sl
           <dt>Priority</dt>
           <dd>{slice.priority}</dd>
           <dt>Queue scheme</dt>
-          <dd>
-            {slice.scheme === 'ecn_step'
-              ? `ECN step marking at ${formatDelay(slice.marking_threshold_s)}`
-              : slice.scheme === 'meter'
-                ? 'P4 meter baseline (rate and burst only, no delay control)'
-                : 'Tail drop'}
-          </dd>
+          <dd>{describeScheme(slice)}</dd>
           <dt>Match</dt>
           <dd>
             {[slice.vlan_id !== null ? `VLAN ${slice.vlan_id}` : null, ...slice.ipv4_prefixes]
@@ -118,4 +112,22 @@ function EndToEndRow({ total, target }: { total: number | null | undefined; targ
       <td className="num">{target === null ? '—' : <SlackCell slack={slack} meets={meets} />}</td>
     </tr>
   );
+}
+
+/** The queue scheme with its parameters, in words. */
+function describeScheme(slice: SlicePublic): string {
+  switch (slice.scheme) {
+    case 'ecn_step':
+      return `ECN step marking at ${formatDelay(slice.marking_threshold_s)}`;
+    case 'meter':
+      return 'P4 meter baseline (rate and burst only, no delay control)';
+    case 'codel': {
+      if (!slice.codel) return 'CoDel';
+      const { target_s, interval_s, ecn_mark } = slice.codel;
+      const signal = ecn_mark ? 'marks ECN-capable packets, drops others' : 'drops';
+      return `CoDel: target ${formatDelay(target_s)}, interval ${formatDelay(interval_s)}; ${signal} once the delay stays above the target for an interval`;
+    }
+    case 'tail_drop':
+      return 'Tail drop';
+  }
 }
