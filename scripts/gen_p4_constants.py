@@ -96,7 +96,7 @@ def _derive_abc(c: dict[str, Value]) -> list[Constant]:
             num("MAX_SLICES") * slots,
             "Cells of each ABC meter register (slice x slot).",
         ),
-        ("ABC_DECAY_ONE", 1 << num("ABC_DECAY_FRAC_BITS"), "A decay factor of 1.0 (Q31)."),
+        ("ABC_DECAY_ONE", 1 << num("ABC_DECAY_FRAC_BITS"), "A decay factor of 1.0 (Q48)."),
         (
             "ABC_STATE_ONE",
             1 << num("ABC_STATE_FRAC_BITS"),

@@ -125,11 +125,13 @@ A_avg registers and of the log2 and reciprocal tables' LPM keys."""
 ABC_STATE_FRAC_BITS: Final = 16
 """Fractional bits of S, N and the average's count (Q16)."""
 
-ABC_DECAY_WIDTH: Final = 32
-"""Bits of a decay factor exp(-dt/M), the decay tables' action data."""
+ABC_DECAY_WIDTH: Final = 49
+"""Bits of a decay factor exp(-low/M), the decay tables' action data: 1.0 in Q48 is 2^48,
+so one bit more than the fraction."""
 
-ABC_DECAY_FRAC_BITS: Final = 31
-"""Fractional bits of a decay factor (Q31): 1.0 is 2^31, which still fits ABC_DECAY_WIDTH."""
+ABC_DECAY_FRAC_BITS: Final = 48
+"""Fractional bits of a decay factor (Q48): f x S must stay exact to a fraction of a
+64-byte packet while S reaches 2^40 bytes (domain/abc.py's DECAY_FRAC_BITS)."""
 
 ABC_MEMORY_WIDTH: Final = 32
 """Bits of an ABC memory in ticks (the abc action's meter_memory and average_memory, the
@@ -175,9 +177,9 @@ ABC_GAMMA_WIDTH: Final = 64
 ABC_GAMMA_FRAC_BITS: Final = 16
 """Fractional bits of gamma."""
 
-ABC_DECAY_ROWS: Final = 4400
-"""Rows of a decay table per memory, upper bound: abc_decay_table writes 3,863-4,350 (4,350
-at 10 s)."""
+ABC_DECAY_ROWS: Final = 5900
+"""Rows of a decay table per memory, upper bound: abc_decay_table writes 5,294-5,859 for
+memories of 1 ms to 10 s (5,859 at 10 s; the zero row starts near 34 memories)."""
 
 ABC_DECAY_MEMORIES: Final = 16
 """Distinct memories each decay table holds rows for (slices with the same memory share its
@@ -212,8 +214,8 @@ ABC_SLOTS: Final = 64
 ABC_METER_CELLS: Final = 262_144
 """Cells of each ABC meter register (slice x slot)."""
 
-ABC_DECAY_ONE: Final = 2_147_483_648
-"""A decay factor of 1.0 (Q31)."""
+ABC_DECAY_ONE: Final = 281_474_976_710_656
+"""A decay factor of 1.0 (Q48)."""
 
 ABC_STATE_ONE: Final = 65536
 """One byte, tick or packet in Q16: what an accepted packet adds to the average's count."""
@@ -242,6 +244,6 @@ ABC_RECIPROCAL_TABLE_SIZE: Final = 41983
 """Entries of the reciprocal table: keys below 2^ABC_COUNT_WIDTH with
 ABC_RECIPROCAL_MANTISSA_BITS mantissa bits (abc_reciprocal_table)."""
 
-ABC_DECAY_TABLE_SIZE: Final = 70400
+ABC_DECAY_TABLE_SIZE: Final = 94400
 """Entries of each decay table (meter, average): ABC_DECAY_ROWS for each of
 ABC_DECAY_MEMORIES distinct memories."""

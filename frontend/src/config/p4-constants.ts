@@ -183,14 +183,16 @@ export const ABC_STATE_WIDTH = 64;
 export const ABC_STATE_FRAC_BITS = 16;
 
 /**
- * Bits of a decay factor exp(-dt/M), the decay tables' action data.
+ * Bits of a decay factor exp(-low/M), the decay tables' action data: 1.0 in Q48 is 2^48,
+ * so one bit more than the fraction.
  */
-export const ABC_DECAY_WIDTH = 32;
+export const ABC_DECAY_WIDTH = 49;
 
 /**
- * Fractional bits of a decay factor (Q31): 1.0 is 2^31, which still fits ABC_DECAY_WIDTH.
+ * Fractional bits of a decay factor (Q48): f x S must stay exact to a fraction of a
+ * 64-byte packet while S reaches 2^40 bytes (domain/abc.py's DECAY_FRAC_BITS).
  */
-export const ABC_DECAY_FRAC_BITS = 31;
+export const ABC_DECAY_FRAC_BITS = 48;
 
 /**
  * Bits of an ABC memory in ticks (the abc action's meter_memory and average_memory, the
@@ -263,10 +265,10 @@ export const ABC_GAMMA_WIDTH = 64;
 export const ABC_GAMMA_FRAC_BITS = 16;
 
 /**
- * Rows of a decay table per memory, upper bound: abc_decay_table writes 3,863-4,350 (4,350
- * at 10 s).
+ * Rows of a decay table per memory, upper bound: abc_decay_table writes 5,294-5,859 for
+ * memories of 1 ms to 10 s (5,859 at 10 s; the zero row starts near 34 memories).
  */
-export const ABC_DECAY_ROWS = 4400;
+export const ABC_DECAY_ROWS = 5900;
 
 /**
  * Distinct memories each decay table holds rows for (slices with the same memory share its
@@ -322,9 +324,9 @@ export const ABC_SLOTS = 64;
 export const ABC_METER_CELLS = 262_144;
 
 /**
- * A decay factor of 1.0 (Q31).
+ * A decay factor of 1.0 (Q48).
  */
-export const ABC_DECAY_ONE = 2_147_483_648;
+export const ABC_DECAY_ONE = 281_474_976_710_656;
 
 /**
  * One byte, tick or packet in Q16: what an accepted packet adds to the average's count.
@@ -371,4 +373,4 @@ export const ABC_RECIPROCAL_TABLE_SIZE = 41983;
  * Entries of each decay table (meter, average): ABC_DECAY_ROWS for each of
  * ABC_DECAY_MEMORIES distinct memories.
  */
-export const ABC_DECAY_TABLE_SIZE = 70400;
+export const ABC_DECAY_TABLE_SIZE = 94400;

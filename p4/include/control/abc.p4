@@ -11,15 +11,18 @@
 // Per packet of an abc slice that the virtual queue took (queue_ahead: the slice's delay
 // ahead of the packet, vq units):
 //   aggregate: slot = crc32(src_addr & prefix_mask) mod 64, cell dp_sid * 64 + slot;
-//   1. abc_meter_time: the aggregate's last arrival (RMW), elapsed ticks;
-//   2. abc_meter_decay (exact memory, range elapsed): f = exp(-elapsed / M_AM), Q31;
-//   3. abc_meter_update: S = f S + X, N = M - f (M - N) (RMW of both; TDRM-UTEMA);
+//   1. abc_meter_time: reads the aggregate's `last` (the time its S and N are decayed to),
+//      elapsed = now - last;
+//   2. abc_meter_decay (exact memory, range elapsed): the row's f = exp(-low / M_AM) in Q48
+//      and the ticks it decays by (its low end; all of elapsed on the last row, f = 0);
+//   3. abc_meter_update: S = f S + X, N = M - f (M - N) and last += those ticks (RMW of the
+//      three; TDRM-UTEMA; the rest of the gap is carried to the next packet);
 //   4. abc_log2_s, abc_log2_n (LPM): log2 S and log2 N, Q8;
 //      A = log2 S + activity_offset - log2 N, clamped to [0, ABC_ACTIVITY_MAX];
-//   5. abc_average_time: the slice's last ABC packet (RMW), elapsed ticks, and A_avg (read);
-//   6. abc_average_decay: f for M_AA;
+//   5. abc_average_time: reads the slice's `last` and A_avg, elapsed ticks;
+//   6. abc_average_decay: f and its ticks for M_AA;
 //      T_drop = min(c_delay, max(q_min, q_base - gamma (A - A_avg))); accepted: Q <= T_drop;
-//   7. abc_average_count: count = f count + [accepted] (RMW);
+//   7. abc_average_count: count = f count + [accepted] and last += the ticks (RMW);
 //   8. accepted: abc_reciprocal (LPM) 1/count, then abc_average_update:
 //      A_avg += (A - A_avg) / count (RMW); dropped: local_md.aqm_drop, AqmDrop drops and
 //      counts it in aqm_dropped. The packet stays counted in the virtual queue, as with CoDel.
@@ -36,9 +39,10 @@ control SliceAbc(inout headers_t hdr,
                  inout local_metadata_t local_md,
                  inout standard_metadata_t standard_metadata) {
 
-    // TDRM-UTEMA per aggregate, cell dp_sid * ABC_SLOTS + slot: last arrival (ticks modulo
-    // 2^48), S (bytes, Q16) and N (ticks, Q16). Cells start at zero, abc.py's MeterState():
-    // the measurement starts with the switch (t_0).
+    // TDRM-UTEMA per aggregate, cell dp_sid * ABC_SLOTS + slot: last, the time S and N are
+    // decayed to (ticks modulo 2^48; under one decay row behind the aggregate's last arrival),
+    // S (bytes, Q16) and N (ticks, Q16). Cells start at zero, abc.py's MeterState(): the
+    // measurement starts with the switch (t_0).
     @id(0x16000008) @name("abc_meter_last")
     register<timestamp_t>(ABC_METER_CELLS) abc_meter_last;
     @id(0x16000009) @name("abc_meter_s")
@@ -46,10 +50,11 @@ control SliceAbc(inout headers_t hdr,
     @id(0x1600000a) @name("abc_meter_n")
     register<abc_state_t>(ABC_METER_CELLS) abc_meter_n;
     // The slice's activity average (UTEMA of its accepted packets' activities), cell dp_sid:
-    // its last ABC packet (ticks), the decayed count of accepted packets (Q16) and A_avg
-    // (biased Q8 with ABC_AVERAGE_EXTRA_BITS more fractional bits) stored as
-    // A_avg - ABC_AVERAGE_ZERO modulo 2^64, so that a cell the switch never wrote is abc.py's
-    // starting average, activity 0 (a register cannot start at another value).
+    // the time its count is decayed to (ticks, as the meter's last), the decayed count of
+    // accepted packets (Q16) and A_avg (biased Q8 with ABC_AVERAGE_EXTRA_BITS more fractional
+    // bits) stored as A_avg - ABC_AVERAGE_ZERO modulo 2^64, so that a cell the switch never
+    // wrote is abc.py's starting average, activity 0 (a register cannot start at another
+    // value).
     @id(0x1600000b) @name("abc_average_last")
     register<timestamp_t>(MAX_SLICES) abc_average_last;
     @id(0x1600000c) @name("abc_average_n")
@@ -60,22 +65,22 @@ control SliceAbc(inout headers_t hdr,
     bit<32> meter_index = 0;          // the aggregate's cell
     bit<32> slice_index = 0;          // the slice's cell
     abc_decay_t decay = 0;            // a decay table's factor, for the action right after it
+    timestamp_t decay_ticks = 0;      // ... and the ticks it decays by (the row's low end)
+    timestamp_t meter_last = 0;       // the aggregate's last, as abc_meter_time read it
+    timestamp_t average_last = 0;     // the slice's last, as abc_average_time read it
     abc_activity_t log2_value = 0;    // a log2 table's value
     abc_activity_t activity = 0;      // the packet's activity, biased Q8
     abc_state_t average = 0;          // A_avg before this packet, biased
     abc_weight_t step_weight = 0;     // 1 / count, Q32
     bool accepted = false;            // the queue ahead is at most T_drop
 
-    // abc_meter_step, part 1: the aggregate's clock. Elapsed ticks modulo 2^48, as abc.py's
-    // ticks_since: a timestamp wrap costs nothing; a timestamp that went backwards is a huge
-    // gap, whose factor is the decay table's last row, 0.
+    // abc_meter_step, part 1: the aggregate's clock, read only (abc_meter_update writes it).
+    // Elapsed ticks modulo 2^48, as abc.py's ticks_since: a timestamp wrap costs nothing; a
+    // timestamp that went backwards is a huge gap, the decay table's last row (f = 0).
     @id(0x0100000e) @name("abc_meter_time")
     action abc_meter_time() {
-        timestamp_t now = standard_metadata.ingress_global_timestamp;
-        timestamp_t last;
-        abc_meter_last.read(last, meter_index);
-        abc_meter_last.write(meter_index, now);
-        local_md.abc_meter_elapsed = now - last;
+        abc_meter_last.read(meter_last, meter_index);
+        local_md.abc_meter_elapsed = standard_metadata.ingress_global_timestamp - meter_last;
     }
 
     @id(0x02000009) @name("abc_meter_clock")
@@ -87,10 +92,18 @@ control SliceAbc(inout headers_t hdr,
         size = 1;
     }
 
-    // exp(-elapsed / memory) in Q31, for the meter's and the average's memories alike.
+    // One row of abc.py's abc_decay_table, for the meter's and the average's memories alike:
+    // factor = exp(-low / memory) in Q48 (bit<49>: row 0's 1.0 is 2^48) and ticks = the row's
+    // low end, the ticks that factor decays by exactly. The last row (from where the factor
+    // rounds to zero, about 34 memories, to 2^48 - 1) has factor 0 and decays by the whole
+    // gap, whatever its ticks say: factor 0 is the "all" flag, because that is abc.py's
+    // decay_step rule (`row.low if row.factor else elapsed`) and only the last row has it, so
+    // the control plane writes every row alike, (factor, low), and no other encoding of "all"
+    // (a flag, or ticks = 0, which row 0 also has) can disagree with the reference.
     @id(0x0100000f) @name("abc_decay")
-    action abc_decay(abc_decay_t factor) {
+    action abc_decay(abc_decay_t factor, timestamp_t ticks) {
         decay = factor;
+        decay_ticks = ticks;
     }
 
     // abc.py's abc_decay_table(memory) for each distinct memory the switch's abc slices use
@@ -101,8 +114,8 @@ control SliceAbc(inout headers_t hdr,
     // One memory's rows do not overlap and other memories' rows differ in the exact field,
     // so every priority gives the same result (write 1). BMv2 finds a range table's row by
     // scanning all installed rows (behavioral-model's RangeMap), so a lookup costs time in
-    // proportion to the memories installed. No row (a memory without rows): factor 0,
-    // the state restarts as after a long idle gap.
+    // proportion to the memories installed. No row (a memory without rows): factor 0, which
+    // decays by the whole gap, so the state restarts as after a long idle gap.
     @id(0x0200000a) @name("abc_meter_decay")
     table abc_meter_decay {
         key = {
@@ -112,14 +125,17 @@ control SliceAbc(inout headers_t hdr,
         actions = {
             abc_decay;
         }
-        const default_action = abc_decay(0);
+        const default_action = abc_decay(0, 0);
         size = ABC_DECAY_TABLE_SIZE;
     }
 
     // abc_meter_step, part 2: S = f S + X, saturating at 2^64 - 1, and N = M - f (M - N), both
-    // Q16, with the products in bit<128>. N stays at most the memory M, unless a MODIFY
-    // shortened it: then M - N is negative, and abc.py's >> floors, so the magnitude of the
-    // decayed difference rounds up.
+    // Q16, with the products in bit<128> (S x f < 2^112). N stays at most the memory M, unless
+    // a MODIFY shortened it: then M - N is negative, and abc.py's >> floors, so the magnitude
+    // of the decayed difference rounds up. last advances by the ticks f decays by (abc.py's
+    // decay_step: the row's low end, or all of elapsed when f = 0), modulo 2^48, from the
+    // value abc_meter_time read: simple_switch runs ingress in one thread, so that is the
+    // register's value, and last never passes the packet's own timestamp.
     @id(0x01000010) @name("abc_meter_update")
     action abc_meter_update() {
         abc_state_t s;
@@ -142,6 +158,8 @@ control SliceAbc(inout headers_t hdr,
                      : memory - (kept >> ABC_DECAY_FRAC_BITS);
         n = time[ABC_STATE_WIDTH - 1:0];
 
+        timestamp_t advance = (decay == 0) ? local_md.abc_meter_elapsed : decay_ticks;
+        abc_meter_last.write(meter_index, meter_last + advance);
         abc_meter_s.write(meter_index, s);
         abc_meter_n.write(meter_index, n);
         local_md.abc_s = s;
@@ -191,19 +209,18 @@ control SliceAbc(inout headers_t hdr,
         size = ABC_LOG2_TABLE_SIZE;
     }
 
-    // abc_slice_step, part 1: the slice's clock, as the meter's, and A_avg before this packet,
-    // which the threshold compares with. A_avg is only read here; abc_average_update, its
-    // read-modify-write, runs later in the same packet's ingress, and simple_switch runs
-    // ingress in one thread, so no other packet's update falls in between.
+    // abc_slice_step, part 1: the slice's clock, read only as the meter's (abc_average_count
+    // writes it), and A_avg before this packet, which the threshold compares with. A_avg is
+    // only read here; abc_average_update, its read-modify-write, runs later in the same
+    // packet's ingress, and simple_switch runs ingress in one thread, so no other packet's
+    // update falls in between.
     @id(0x01000012) @name("abc_average_time")
     action abc_average_time() {
-        timestamp_t now = standard_metadata.ingress_global_timestamp;
-        timestamp_t last;
         abc_state_t stored;
-        abc_average_last.read(last, slice_index);
+        abc_average_last.read(average_last, slice_index);
         abc_a_avg.read(stored, slice_index);
-        abc_average_last.write(slice_index, now);
-        local_md.abc_average_elapsed = now - last;
+        local_md.abc_average_elapsed =
+            standard_metadata.ingress_global_timestamp - average_last;
         average = stored + ABC_AVERAGE_ZERO;
     }
 
@@ -226,13 +243,14 @@ control SliceAbc(inout headers_t hdr,
         actions = {
             abc_decay;
         }
-        const default_action = abc_decay(0);
+        const default_action = abc_decay(0, 0);
         size = ABC_DECAY_TABLE_SIZE;
     }
 
     // abc_slice_step, part 2: the count of accepted packets decays and, for an accepted packet,
-    // gains one (Q16). Dropped packets decay it too: the average forgets with time, not with
-    // acceptances.
+    // gains one (Q16); last advances by the ticks the factor decays by, as in
+    // abc_meter_update. Dropped packets decay the count too: the average forgets with time,
+    // not with acceptances.
     @id(0x01000013) @name("abc_average_count")
     action abc_average_count() {
         abc_state_t count;
@@ -240,6 +258,8 @@ control SliceAbc(inout headers_t hdr,
         abc_wide_t kept = ((abc_wide_t) count * (abc_wide_t) decay) >> ABC_DECAY_FRAC_BITS;
         count = kept[ABC_STATE_WIDTH - 1:0]
                 + (accepted ? (abc_state_t) ABC_STATE_ONE : (abc_state_t) 0);
+        timestamp_t advance = (decay == 0) ? local_md.abc_average_elapsed : decay_ticks;
+        abc_average_last.write(slice_index, average_last + advance);
         abc_average_n.write(slice_index, count);
         local_md.abc_count = count;
     }
@@ -303,9 +323,11 @@ control SliceAbc(inout headers_t hdr,
         if (local_md.abc) {
             // The aggregate's slot (abc.py's aggregate_slot): v1model's hash gives
             // base + crc32(data) mod max, over the masked address's 4 bytes, big-endian.
+            // The key is a local variable, not the & expression, so the hash's field list holds
+            // a plain field (p4c-bm2-ss lowers a complex list element to a temporary anyway).
+            ipv4_addr_t aggregate = hdr.ipv4.src_addr & local_md.abc_prefix_mask;
             bit<32> slot;
-            hash(slot, HashAlgorithm.crc32, (bit<32>) 0,
-                 { hdr.ipv4.src_addr & local_md.abc_prefix_mask }, (bit<32>) ABC_SLOTS);
+            hash(slot, HashAlgorithm.crc32, (bit<32>) 0, { aggregate }, (bit<32>) ABC_SLOTS);
             slice_index = (bit<32>) local_md.dp_sid;
             meter_index = (slice_index << ABC_SLOT_BITS) + slot;
 

@@ -122,11 +122,13 @@
 // Fractional bits of S, N and the average's count (Q16).
 #define ABC_STATE_FRAC_BITS 16
 
-// Bits of a decay factor exp(-dt/M), the decay tables' action data.
-#define ABC_DECAY_WIDTH 32
+// Bits of a decay factor exp(-low/M), the decay tables' action data: 1.0 in Q48 is 2^48,
+// so one bit more than the fraction.
+#define ABC_DECAY_WIDTH 49
 
-// Fractional bits of a decay factor (Q31): 1.0 is 2^31, which still fits ABC_DECAY_WIDTH.
-#define ABC_DECAY_FRAC_BITS 31
+// Fractional bits of a decay factor (Q48): f x S must stay exact to a fraction of a
+// 64-byte packet while S reaches 2^40 bytes (domain/abc.py's DECAY_FRAC_BITS).
+#define ABC_DECAY_FRAC_BITS 48
 
 // Bits of an ABC memory in ticks (the abc action's meter_memory and average_memory, the
 // decay tables' exact key).
@@ -172,9 +174,9 @@
 // Fractional bits of gamma.
 #define ABC_GAMMA_FRAC_BITS 16
 
-// Rows of a decay table per memory, upper bound: abc_decay_table writes 3,863-4,350 (4,350
-// at 10 s).
-#define ABC_DECAY_ROWS 4400
+// Rows of a decay table per memory, upper bound: abc_decay_table writes 5,294-5,859 for
+// memories of 1 ms to 10 s (5,859 at 10 s; the zero row starts near 34 memories).
+#define ABC_DECAY_ROWS 5900
 
 // Distinct memories each decay table holds rows for (slices with the same memory share its
 // rows). BMv2 scans a range table's rows linearly per lookup, so rows cost time per
@@ -209,8 +211,8 @@
 // Cells of each ABC meter register (slice x slot).
 #define ABC_METER_CELLS 262144
 
-// A decay factor of 1.0 (Q31).
-#define ABC_DECAY_ONE 2147483648
+// A decay factor of 1.0 (Q48).
+#define ABC_DECAY_ONE 281474976710656
 
 // One byte, tick or packet in Q16: what an accepted packet adds to the average's count.
 #define ABC_STATE_ONE 65536
@@ -241,6 +243,6 @@
 
 // Entries of each decay table (meter, average): ABC_DECAY_ROWS for each of
 // ABC_DECAY_MEMORIES distinct memories.
-#define ABC_DECAY_TABLE_SIZE 70400
+#define ABC_DECAY_TABLE_SIZE 94400
 
 #endif  // SLICEPORTAL_CONSTANTS_P4_

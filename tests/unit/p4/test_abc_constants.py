@@ -55,15 +55,37 @@ def test_lookup_table_sizes_are_the_rows_the_reference_writes() -> None:
 
 
 def test_decay_rows_fit_per_memory() -> None:
-    """Every memory from 1 ms to 10 s fits ABC_DECAY_ROWS rows with factors of bit<32>."""
+    """Every memory from 1 ms to 10 s fits ABC_DECAY_ROWS rows, each row's data fits the
+    abc_decay action's parameters (factor bit<49> in Q48, ticks bit<48>), and the row's ticks
+    are its low end: what abc.py's decay_step decays by, except on the last row."""
     memories = {abc.MEMORY_MIN_S, abc.MEMORY_MAX_S}
     memories |= {10 ** (-3 + 4 * i / 60) for i in range(61)}
+    largest = 0
     for memory_s in sorted(memories):
         rows = abc.abc_decay_table(min(memory_s, abc.MEMORY_MAX_S))
+        largest = max(largest, len(rows))
         assert len(rows) <= c.ABC_DECAY_ROWS, memory_s
         assert rows[0].low == 0 and rows[-1].high == (1 << c.TIMESTAMP_WIDTH) - 1
+        assert rows[0].factor == c.ABC_DECAY_ONE  # 1.0 needs the 49th bit
         assert all(row.factor < 1 << c.ABC_DECAY_WIDTH for row in rows)
+        assert all(row.low < 1 << c.TIMESTAMP_WIDTH for row in rows)
+    # The bound is tight enough to matter: BMv2 scans every installed range row per lookup.
+    assert c.ABC_DECAY_ROWS - 100 < largest <= c.ABC_DECAY_ROWS
     assert c.ABC_DECAY_TABLE_SIZE == c.ABC_DECAY_ROWS * c.ABC_DECAY_MEMORIES
+
+
+def test_factor_zero_marks_the_row_that_decays_by_the_whole_gap() -> None:
+    """abc.p4 decays by the row's ticks unless the factor is 0, then by all of elapsed: the
+    rule of abc.py's decay_step, which holds only if the last row, and no other, has factor 0.
+    The tables' const default (no row installed), abc_decay(0, 0), then restarts the state."""
+    for memory_s in (abc.MEMORY_MIN_S, 0.3, 3.0, abc.MEMORY_MAX_S):
+        rows = abc.abc_decay_table(memory_s)
+        assert rows[-1].factor == 0
+        assert all(row.factor > 0 for row in rows[:-1])
+        for row in (rows[0], rows[1500], rows[-2]):
+            assert abc.decay_step(rows, row.high) == (row.factor, row.low)
+        last = rows[-1]
+        assert abc.decay_step(rows, last.low + 12_345) == (0, last.low + 12_345)
 
 
 def test_action_parameters_fit_their_widths() -> None:
