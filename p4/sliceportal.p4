@@ -1,6 +1,6 @@
 // sliceportal data plane for v1model (BMv2 simple_switch_grpc): IPv4 routing, slice
-// classification, one virtual queue per slice with tail-drop, ECN-step or CoDel, a real-queue check
-// in egress and per-slice counters. This file only wires the blocks; each control lives in
+// classification, one virtual queue per slice with tail-drop, ECN-step, CoDel or ABC, a real-queue
+// check in egress and per-slice counters. This file only wires the blocks; each control lives in
 // include/control/, types and sizes in include/shared/. Every P4Runtime object carries a
 // pinned @id, so build/sliceportal.p4info.txtpb stays stable (docs/dataplane.md lists them).
 #include <core.p4>
@@ -14,6 +14,8 @@
 #include "include/control/slice_classifier.p4"
 #include "include/control/vqueue.p4"
 #include "include/control/codel.p4"
+#include "include/control/abc.p4"
+#include "include/control/aqm_drop.p4"
 #include "include/control/real_queue.p4"
 #include "include/control/slice_monitor.p4"
 
@@ -24,6 +26,8 @@ control SliceportalIngress(inout headers_t hdr,
     SliceClassifier() classifier;
     VirtualQueue() vqueue;
     SliceCodel() codel;
+    SliceAbc() abc;
+    AqmDrop() aqm;
 
     apply {
         routing.apply(hdr, local_md, standard_metadata);
@@ -31,6 +35,8 @@ control SliceportalIngress(inout headers_t hdr,
             classifier.apply(hdr, local_md, standard_metadata);
             vqueue.apply(hdr, local_md, standard_metadata);
             codel.apply(hdr, local_md, standard_metadata);
+            abc.apply(hdr, local_md, standard_metadata);
+            aqm.apply(hdr, local_md, standard_metadata);
         }
     }
 }

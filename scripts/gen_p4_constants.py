@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import textwrap
 from pathlib import Path
@@ -66,6 +67,78 @@ def _derive(c: dict[str, Value]) -> list[Constant]:
             -(-max_param // units_per_tick),
             "An idle time of this many ticks drains any virtual queue (every delay is below "
             "2^VQ_PARAM_WIDTH units), so longer ones are never multiplied out.",
+        ),
+        *_derive_abc(c),
+    ]
+
+
+def _mantissa_rows(key_bits: int, mantissa_bits: int) -> int:
+    """Rows of an LPM table with one row per leading-one position below ``key_bits`` and
+    mantissa of ``min(mantissa_bits, position)`` bits (domain/abc.py's MantissaTable)."""
+    return sum(1 << min(mantissa_bits, msb) for msb in range(key_bits))
+
+
+def _derive_abc(c: dict[str, Value]) -> list[Constant]:
+    """ABC's sizes and fixed-point anchors (include/control/abc.p4, domain/abc.py)."""
+
+    def num(name: str) -> int:
+        value = c[name]
+        assert isinstance(value, int), name
+        return value
+
+    slots = 1 << num("ABC_SLOT_BITS")
+    activity_one = 1 << num("ABC_ACTIVITY_FRAC_BITS")
+    bias = num("ABC_ACTIVITY_SPAN") // 2 * activity_one
+    return [
+        ("ABC_SLOTS", slots, "ABC meter slots per slice, the hash's modulus."),
+        (
+            "ABC_METER_CELLS",
+            num("MAX_SLICES") * slots,
+            "Cells of each ABC meter register (slice x slot).",
+        ),
+        ("ABC_DECAY_ONE", 1 << num("ABC_DECAY_FRAC_BITS"), "A decay factor of 1.0 (Q48)."),
+        (
+            "ABC_STATE_ONE",
+            1 << num("ABC_STATE_FRAC_BITS"),
+            "One byte, tick or packet in Q16: what an accepted packet adds to the average's count.",
+        ),
+        ("ABC_ACTIVITY_BIAS", bias, "Activity 0 in the biased Q8 form."),
+        (
+            "ABC_ACTIVITY_MAX",
+            num("ABC_ACTIVITY_SPAN") * activity_one - 1,
+            "Highest biased Q8 activity, just below +64; activities are clamped to [0, this].",
+        ),
+        (
+            "ABC_AVERAGE_ZERO",
+            bias << num("ABC_AVERAGE_EXTRA_BITS"),
+            "A_avg of activity 0 (biased, with ABC_AVERAGE_EXTRA_BITS more fractional bits): "
+            "abc_a_avg holds A_avg minus this modulo 2^64, so a cell the switch never wrote is "
+            "domain/abc.py's starting average.",
+        ),
+        (
+            "ABC_WEIGHT_WIDTH",
+            num("ABC_RECIPROCAL_FRAC_BITS") + 1,
+            "Bits of a reciprocal weight 1/N in Q32: a weight of 1.0 (counts up to one packet) "
+            "is 2^32.",
+        ),
+        (
+            "ABC_LOG2_TABLE_SIZE",
+            _mantissa_rows(num("ABC_STATE_WIDTH"), num("ABC_LOG2_MANTISSA_BITS")),
+            "Entries of each log2 table (on S and on N): every leading-one position of the "
+            "64-bit key with ABC_LOG2_MANTISSA_BITS mantissa bits, the rows domain/abc.py's "
+            "abc_log2_table writes.",
+        ),
+        (
+            "ABC_RECIPROCAL_TABLE_SIZE",
+            _mantissa_rows(num("ABC_COUNT_WIDTH"), num("ABC_RECIPROCAL_MANTISSA_BITS")),
+            "Entries of the reciprocal table: keys below 2^ABC_COUNT_WIDTH with "
+            "ABC_RECIPROCAL_MANTISSA_BITS mantissa bits (abc_reciprocal_table).",
+        ),
+        (
+            "ABC_DECAY_TABLE_SIZE",
+            num("ABC_DECAY_ROWS") * num("ABC_DECAY_MEMORIES"),
+            "Entries of each decay table (meter, average): ABC_DECAY_ROWS for each of "
+            "ABC_DECAY_MEMORIES distinct memories.",
         ),
     ]
 
@@ -122,6 +195,76 @@ def _check(c: dict[str, Value]) -> None:
         num("CODEL_LAW_ROWS") == 16 + num("CODEL_COUNT_WIDTH") - 4,
         "CODEL_LAW_ROWS: 16 exact counts, then one row per highest bit 4..CODEL_COUNT_WIDTH-1",
     )
+    _check_abc(c)
+
+
+def _check_abc(c: dict[str, Value]) -> None:
+    """ABC (include/control/abc.p4): every product is taken in bit<128>, every stored value
+    must fit its register, action parameter or table value."""
+
+    def num(name: str) -> int:
+        value = c[name]
+        assert isinstance(value, int), name
+        return value
+
+    def need(ok: bool, why: str) -> None:
+        if not ok:
+            raise SystemExit(f"p4/constants.json: ABC: {why}")
+
+    wide = 1 << 128
+    state = 1 << num("ABC_STATE_WIDTH")
+    state_frac = num("ABC_STATE_FRAC_BITS")
+    decay_one = 1 << num("ABC_DECAY_FRAC_BITS")
+    activity_frac = num("ABC_ACTIVITY_FRAC_BITS")
+    activity_limit = 1 << num("ABC_ACTIVITY_WIDTH")
+    activity_max = num("ABC_ACTIVITY_SPAN") * (1 << activity_frac) - 1
+    ticks_per_s = 1_000_000_000 // num("TIMESTAMP_TICK_NS")
+    # Register index: dp_sid << ABC_SLOT_BITS plus the slot, a bit<32>.
+    need(num("MAX_SLICES") << num("ABC_SLOT_BITS") <= 1 << 32, "meter index exceeds bit<32>")
+    need(decay_one < 1 << num("ABC_DECAY_WIDTH"), "a factor of 1.0 does not fit ABC_DECAY_WIDTH")
+    # S = (S x f >> frac) + (packet_length << frac): packet_length is bit<32>.
+    need(state * decay_one < wide, "S x f can overflow bit<128>")
+    need((2**32 - 1) << state_frac < state, "a packet's Q16 bytes do not fit ABC_STATE_WIDTH")
+    # N <= the memory in Q16; the memory is action data in ticks.
+    memory_ticks = num("ABC_MEMORY_MAX_US") * 1000 // num("TIMESTAMP_TICK_NS")
+    need(memory_ticks < 1 << num("ABC_MEMORY_WIDTH"), "a memory does not fit ABC_MEMORY_WIDTH")
+    need(memory_ticks << state_frac < state, "N (the Q16 memory) does not fit ABC_STATE_WIDTH")
+    # The average's Q16 count: about memory x packet rate, at most 64-byte frames.
+    packets = num("RATE_MAX_BPS") // (8 * 64) * num("ABC_MEMORY_MAX_US") // 1_000_000
+    need(packets << state_frac < 1 << num("ABC_COUNT_WIDTH"), "the count exceeds ABC_COUNT_WIDTH")
+    need(num("ABC_COUNT_WIDTH") <= num("ABC_STATE_WIDTH"), "ABC_COUNT_WIDTH > ABC_STATE_WIDTH")
+    need(
+        num("ABC_COUNT_WIDTH") > num("ABC_RECIPROCAL_MANTISSA_BITS"),
+        "the reciprocal table needs more key bits than mantissa bits",
+    )
+    # Activities, log2 values and the offset log2 S + offset - log2 N.
+    need(num("ABC_ACTIVITY_SPAN") % 2 == 0, "ABC_ACTIVITY_SPAN must be even (a symmetric bias)")
+    need(activity_max < activity_limit, "ABC_ACTIVITY_MAX does not fit ABC_ACTIVITY_WIDTH")
+    need(
+        num("ABC_STATE_WIDTH") << activity_frac < activity_limit,
+        "a log2 value does not fit ABC_ACTIVITY_WIDTH",
+    )
+    need(num("ABC_REFERENCE_RATE_MIN_BPS") > 0, "ABC_REFERENCE_RATE_MIN_BPS must be positive")
+    bias = num("ABC_ACTIVITY_SPAN") // 2 << activity_frac
+    bytes_per_tick_max = num("RATE_MAX_BPS") / 8 / ticks_per_s
+    bytes_per_tick_min = num("ABC_REFERENCE_RATE_MIN_BPS") / 8 / ticks_per_s
+    offset_low = bias - round(math.log2(bytes_per_tick_max) * (1 << activity_frac))
+    offset_high = bias - round(math.log2(bytes_per_tick_min) * (1 << activity_frac))
+    need(0 <= offset_low, "the activity offset of RATE_MAX_BPS is negative")
+    need(offset_high < activity_limit, "an activity offset does not fit ABC_ACTIVITY_WIDTH")
+    # T_drop: gamma x |A - A_avg| in bit<128>; gamma up to BURST_LIMIT_MAX_NS per activity 1.
+    burst_max = num("BURST_LIMIT_MAX_NS") << num("VQ_FRAC_BITS")
+    gamma_max = burst_max << num("ABC_GAMMA_FRAC_BITS") >> activity_frac
+    need(gamma_max < 1 << num("ABC_GAMMA_WIDTH"), "gamma does not fit ABC_GAMMA_WIDTH")
+    need(gamma_max * activity_max < wide, "gamma x dA can overflow bit<128>")
+    # A_avg = activity << extra; the update multiplies a weight of at most 1.0 by a difference.
+    average_max = activity_max << num("ABC_AVERAGE_EXTRA_BITS")
+    need(average_max < state, "A_avg does not fit ABC_STATE_WIDTH")
+    need(
+        (1 << num("ABC_RECIPROCAL_FRAC_BITS")) * average_max < wide,
+        "weight x (A - A_avg) can overflow bit<128>",
+    )
+    need(state * decay_one < wide, "count x f can overflow bit<128>")
 
 
 def load(path: Path = SOURCE) -> list[Constant]:

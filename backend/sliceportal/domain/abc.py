@@ -204,9 +204,10 @@ def abc_decay_table(memory_s: float) -> tuple[DecayRow, ...]:
     constant gap repeats the same one): 0.2 of activity after 40 gaps of M/2. So each row is
     exact for its low end, the meter decays by exactly those ticks and keeps the rest of the
     gap (under 1/64 of it and under ``M/128``) for the next packet: the state lags the clock
-    by less than one row, whatever came before. The last row (factor 0, ``decay_all``) starts
-    where the factor rounds to zero, about 34 M, and decays by the whole gap: 5,300-5,900 rows
-    for memories of 1 ms to 10 s.
+    by less than one row, whatever came before. The last row (factor 0, the only one: abc.p4
+    reads factor 0 as "the whole gap", see ``decay_step``) starts where the factor rounds to
+    zero, about 34 M, and decays by the whole gap: 5,300-5,900 rows for memories of 1 ms to
+    10 s.
     """
     _in_range(memory_s, "memory_s", MEMORY_MIN_S, MEMORY_MAX_S, "s")
     memory_ticks = memory_s * TICKS_PER_S

@@ -61,7 +61,7 @@ METER_POLICY = "SliceportalIngress.vqueue.meter_policy"
 CODEL = "SliceportalIngress.vqueue.codel"
 CODEL_CONTROL_LAW = "SliceportalIngress.codel.codel_control_law"
 CODEL_SPACING = "SliceportalIngress.codel.codel_spacing"
-AQM_DROPPED = "SliceportalIngress.codel.aqm_dropped"
+AQM_DROPPED = "SliceportalIngress.aqm.aqm_dropped"
 CODEL_DROPPING_REGISTER = "SliceportalIngress.codel.codel_dropping"
 CODEL_COUNT_REGISTER = "SliceportalIngress.codel.codel_count"
 CODEL_LAST_COUNT_REGISTER = "SliceportalIngress.codel.codel_last_count"
@@ -76,6 +76,18 @@ VQ_DELAY_HIST = "SliceportalEgress.monitor.vq_delay_hist"
 REAL_DELAY_HIST = "SliceportalEgress.monitor.real_delay_hist"
 VQ_DELAY_REGISTER = "SliceportalIngress.vqueue.vq_delay"
 VQ_LAST_SEEN_REGISTER = "SliceportalIngress.vqueue.vq_last_seen"
+# ABC's registers (include/control/abc.p4): per aggregate (cell dp_sid x 64 + slot) and per
+# slice. Named here for the P4Info checks; no translation writes ABC entries yet.
+ABC_METER_REGISTERS = (
+    "SliceportalIngress.abc.abc_meter_last",
+    "SliceportalIngress.abc.abc_meter_s",
+    "SliceportalIngress.abc.abc_meter_n",
+)
+ABC_AVERAGE_REGISTERS = (
+    "SliceportalIngress.abc.abc_average_last",
+    "SliceportalIngress.abc.abc_average_n",
+    "SliceportalIngress.abc.abc_a_avg",
+)
 
 _BYTE_TIME_NUMERATOR = BITS_PER_BYTE * VQ_UNITS_PER_S
 """byte_time * rate_bps == this: vq units per byte times bits per second."""

@@ -113,6 +113,79 @@ CODEL_LAW_TABLE_SIZE: Final = 180_224
 """Entries of the control-law table: CODEL_LAW_ROWS for each distinct interval, enough for
 every slice of a switch on an interval of its own (4,096 x 44)."""
 
+ABC_SLOT_BITS: Final = 6
+"""log2 of the ABC meter slots per slice: an aggregate (masked source address) hashes with
+CRC-32 into one of 64 slots, register cell dp_sid * 64 + slot (docs/dataplane.md: with
+10 aggregates in a slice, a given one has its slot to itself with 87% probability)."""
+
+ABC_STATE_WIDTH: Final = 64
+"""Bits of the ABC meter's S (bytes) and N (ticks) registers, of the average's count and
+A_avg registers and of the log2 and reciprocal tables' LPM keys."""
+
+ABC_STATE_FRAC_BITS: Final = 16
+"""Fractional bits of S, N and the average's count (Q16)."""
+
+ABC_DECAY_WIDTH: Final = 49
+"""Bits of a decay factor exp(-low/M), the decay tables' action data: 1.0 in Q48 is 2^48,
+so one bit more than the fraction."""
+
+ABC_DECAY_FRAC_BITS: Final = 48
+"""Fractional bits of a decay factor (Q48): f x S must stay exact to a fraction of a
+64-byte packet while S reaches 2^40 bytes (domain/abc.py's DECAY_FRAC_BITS)."""
+
+ABC_MEMORY_WIDTH: Final = 32
+"""Bits of an ABC memory in ticks (the abc action's meter_memory and average_memory, the
+decay tables' exact key)."""
+
+ABC_MEMORY_MAX_US: Final = 10_000_000
+"""Longest ABC memory (meter or average), microseconds: 10 s."""
+
+ABC_ACTIVITY_WIDTH: Final = 16
+"""Bits of an activity, of the abc action's activity_offset and of a log2 row's value."""
+
+ABC_ACTIVITY_FRAC_BITS: Final = 8
+"""Fractional bits of an activity and of a log2 value (Q8)."""
+
+ABC_ACTIVITY_SPAN: Final = 128
+"""Activities from -64 to +64 are kept (clamped), biased by +64 so the arithmetic is
+unsigned."""
+
+ABC_REFERENCE_RATE_MIN_BPS: Final = 1
+"""Lowest ABC reference rate R_r, bit/s: its activity offset must fit ABC_ACTIVITY_WIDTH."""
+
+ABC_LOG2_MANTISSA_BITS: Final = 7
+"""Mantissa bits after the leading one in a row of the log2 tables on S and N."""
+
+ABC_COUNT_WIDTH: Final = 50
+"""Bits a Q16 average count can reach (400 Gbit/s of 64-byte frames over a 10 s memory is
+under 2^33 packets): the reciprocal table's rows cover keys below 2^50."""
+
+ABC_RECIPROCAL_MANTISSA_BITS: Final = 10
+"""Mantissa bits after the leading one in a row of the reciprocal table: counts up to 1,024
+get their exact weight."""
+
+ABC_RECIPROCAL_FRAC_BITS: Final = 32
+"""Fractional bits of a reciprocal weight 1/N (Q32); a weight is at most 1.0."""
+
+ABC_AVERAGE_EXTRA_BITS: Final = 32
+"""Fractional bits A_avg keeps below the activity's Q8, so a step of weight 1/N is not lost
+to rounding."""
+
+ABC_GAMMA_WIDTH: Final = 64
+"""Bits of gamma (vq units per Q8 activity step, Q16) in the abc action's data."""
+
+ABC_GAMMA_FRAC_BITS: Final = 16
+"""Fractional bits of gamma."""
+
+ABC_DECAY_ROWS: Final = 5900
+"""Rows of a decay table per memory, upper bound: abc_decay_table writes 5,294-5,859 for
+memories of 1 ms to 10 s (5,859 at 10 s; the zero row starts near 34 memories)."""
+
+ABC_DECAY_MEMORIES: Final = 16
+"""Distinct memories each decay table holds rows for (slices with the same memory share its
+rows). BMv2 scans a range table's rows linearly per lookup, so rows cost time per
+packet: 16 memories are room for a few ABC settings per switch, not one per slice."""
+
 MAX_PRIORITY: Final = 7
 """Highest slice priority."""
 
@@ -134,3 +207,43 @@ HIST_BEST_EFFORT_TARGET_VQ: Final = 1_310_720_000_000
 VQ_ELAPSED_CAP_TICKS: Final = 4_294_968
 """An idle time of this many ticks drains any virtual queue (every delay is below
 2^VQ_PARAM_WIDTH units), so longer ones are never multiplied out."""
+
+ABC_SLOTS: Final = 64
+"""ABC meter slots per slice, the hash's modulus."""
+
+ABC_METER_CELLS: Final = 262_144
+"""Cells of each ABC meter register (slice x slot)."""
+
+ABC_DECAY_ONE: Final = 281_474_976_710_656
+"""A decay factor of 1.0 (Q48)."""
+
+ABC_STATE_ONE: Final = 65536
+"""One byte, tick or packet in Q16: what an accepted packet adds to the average's count."""
+
+ABC_ACTIVITY_BIAS: Final = 16384
+"""Activity 0 in the biased Q8 form."""
+
+ABC_ACTIVITY_MAX: Final = 32767
+"""Highest biased Q8 activity, just below +64; activities are clamped to [0, this]."""
+
+ABC_AVERAGE_ZERO: Final = 70_368_744_177_664
+"""A_avg of activity 0 (biased, with ABC_AVERAGE_EXTRA_BITS more fractional bits):
+abc_a_avg holds A_avg minus this modulo 2^64, so a cell the switch never wrote is
+domain/abc.py's starting average."""
+
+ABC_WEIGHT_WIDTH: Final = 33
+"""Bits of a reciprocal weight 1/N in Q32: a weight of 1.0 (counts up to one packet) is
+2^32."""
+
+ABC_LOG2_TABLE_SIZE: Final = 7423
+"""Entries of each log2 table (on S and on N): every leading-one position of the 64-bit key
+with ABC_LOG2_MANTISSA_BITS mantissa bits, the rows domain/abc.py's abc_log2_table
+writes."""
+
+ABC_RECIPROCAL_TABLE_SIZE: Final = 41983
+"""Entries of the reciprocal table: keys below 2^ABC_COUNT_WIDTH with
+ABC_RECIPROCAL_MANTISSA_BITS mantissa bits (abc_reciprocal_table)."""
+
+ABC_DECAY_TABLE_SIZE: Final = 94400
+"""Entries of each decay table (meter, average): ABC_DECAY_ROWS for each of
+ABC_DECAY_MEMORIES distinct memories."""

@@ -10,7 +10,8 @@
 //      re-entry rule), and says whether the packet is signalled;
 //   2. a signalled packet looks up its spacing interval / sqrt(count) in codel_control_law
 //      (exact on the interval, LPM on count) whose action sets drop_next, the only register
-//      it touches; then it is dropped (aqm_dropped) or, with ecn_mark and ECT, marked CE.
+//      it touches; then it is dropped (local_md.aqm_drop: AqmDrop drops it and counts it in
+//      aqm_dropped) or, with ecn_mark and ECT, marked CE.
 // The actions hold no conditional statement (BMv2 runs them as straight-line code): every
 // choice is a ?: and every register read is written back.
 #ifndef SLICEPORTAL_CODEL_P4_
@@ -34,10 +35,6 @@ control SliceCodel(inout headers_t hdr,
     register<timestamp_t>(MAX_SLICES) codel_drop_next;
     @id(0x16000007) @name("codel_first_above")
     register<timestamp_t>(MAX_SLICES) codel_first_above;
-    // Packets and bytes dropped by the slice's queue management before the burst limit
-    // (CoDel here; the burst limit's own drops are vq_dropped and real_dropped).
-    @id(0x12000007) @name("aqm_dropped")
-    counter(MAX_SLICES, CounterType.packets_and_bytes) aqm_dropped;
 
     @id(0x0100000a) @name("codel_decide")
     action codel_decide() {
@@ -57,7 +54,7 @@ control SliceCodel(inout headers_t hdr,
         // Above target for an interval: ok to drop. A "time at or after" test is the top bit
         // of the difference modulo 2^TIMESTAMP_WIDTH, so a timestamp wrap costs nothing.
         timestamp_t interval = (timestamp_t) local_md.codel_interval;
-        bool below = local_md.codel_sojourn < (vq_time_t) local_md.codel_target;
+        bool below = local_md.queue_ahead < (vq_time_t) local_md.codel_target;
         timestamp_t deadline = now + interval;
         timestamp_t since_above = now - first_above;
         bool ok_to_drop = !below && first_above != 0
@@ -145,8 +142,7 @@ control SliceCodel(inout headers_t hdr,
                     hdr.ipv4.ecn = ECN_CE;
                     local_md.ecn_marked = true;
                 } else {
-                    mark_to_drop(standard_metadata);
-                    aqm_dropped.count((bit<32>) local_md.dp_sid);
+                    local_md.aqm_drop = true;
                 }
             }
         }

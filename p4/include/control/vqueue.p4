@@ -5,7 +5,8 @@
 //   2. add this packet's transmission time, packet_length x byte_time;
 //   3. drop if that would exceed the burst limit C_DELAY, else keep the new delay.
 // Marking against M_DELAY happens in egress (RealQueueCheck), on max(virtual, real); CoDel
-// (SliceCodel) runs right after this control, on the delay ahead of the packet.
+// (SliceCodel) and ABC (SliceAbc) run right after this control, on the delay ahead of the
+// packet (local_md.queue_ahead), and only for packets it took.
 //
 // Units: delays in vq units (2^-VQ_FRAC_BITS ns), timestamps in ticks (TIMESTAMP_TICK_NS).
 // No step can overflow 64 bits (scripts/gen_p4_constants.py checks the bounds):
@@ -40,6 +41,7 @@ control VirtualQueue(inout headers_t hdr,
     byte_time_t slice_byte_time = 0;
     bool metered = false;
     bool codel_policy = false;
+    bool abc_policy = false;
 
     // hist_target: the slice's delay target, which SliceMonitor makes the top edge of the
     // slice's delay histograms, so the share of packets above the target is counted exactly.
@@ -77,6 +79,30 @@ control VirtualQueue(inout headers_t hdr,
         local_md.codel_ecn_mark = ecn_mark == 1;
     }
 
+    // ABC (Menth et al., 2019) inside the slice: as tail_drop, and SliceAbc meters the packet's
+    // aggregate and drops it when the delay ahead exceeds
+    // T_drop = min(c_delay, max(q_min, q_base - gamma (A - A_avg))) (include/control/abc.p4).
+    // Every parameter is here, so a MODIFY of the slice's entry changes them at once:
+    // q_min, q_base vq units; gamma vq units per Q8 activity step, Q16; activity_offset
+    // 64 - log2(R_r in bytes per tick), Q8; meter_memory, average_memory ticks (the decay
+    // tables' exact key, so slices with equal memories share rows); prefix_mask the
+    // aggregate's source prefix (255.255.255.255: per source address).
+    @id(0x0100000d) @name("abc")
+    action abc(priority_t priority, byte_time_t byte_time, vq_param_t c_delay,
+               vq_param_t hist_target, vq_param_t q_min, vq_param_t q_base, abc_gamma_t gamma,
+               abc_activity_t activity_offset, abc_memory_t meter_memory,
+               abc_memory_t average_memory, ipv4_addr_t prefix_mask) {
+        tail_drop(priority, byte_time, c_delay, hist_target);
+        abc_policy = true;
+        local_md.abc_q_min = q_min;
+        local_md.abc_q_base = q_base;
+        local_md.abc_gamma = gamma;
+        local_md.abc_activity_offset = activity_offset;
+        local_md.abc_meter_memory = meter_memory;
+        local_md.abc_average_memory = average_memory;
+        local_md.abc_prefix_mask = prefix_mask;
+    }
+
     // Meter baseline: the slice's priority and histogram target, policed by slice_meter alone:
     // no virtual queue and no real-queue check in egress (the virtual delay counts as 0).
     @id(0x01000008) @name("meter_policy")
@@ -103,6 +129,7 @@ control VirtualQueue(inout headers_t hdr,
             tail_drop;
             ecn_step;
             codel;
+            abc;
             meter_policy;
             @defaultonly best_effort;
         }
@@ -116,8 +143,11 @@ control VirtualQueue(inout headers_t hdr,
         local_md.vq_delay = 0;
         local_md.ecn_marked = false;
         local_md.codel = false;
+        local_md.abc = false;
+        local_md.aqm_drop = false;
         metered = false;
         codel_policy = false;
+        abc_policy = false;
         slice_policy.apply();
         if (metered) {
             bit<32> meter_index = (bit<32>) local_md.dp_sid;
@@ -164,9 +194,11 @@ control VirtualQueue(inout headers_t hdr,
                     mark_to_drop(standard_metadata);
                     vq_dropped.count(index);
                 } else {
-                    // CoDel decides on the delay ahead of this packet, once it is queued.
+                    // CoDel and ABC decide on the delay ahead of this packet, once it is
+                    // queued.
                     local_md.codel = codel_policy;
-                    local_md.codel_sojourn = delay;
+                    local_md.abc = abc_policy;
+                    local_md.queue_ahead = delay;
                     delay = delay + tx_time;
                 }
                 vq_delay.write(index, delay);

@@ -110,6 +110,79 @@
 // every slice of a switch on an interval of its own (4,096 x 44).
 #define CODEL_LAW_TABLE_SIZE 180224
 
+// log2 of the ABC meter slots per slice: an aggregate (masked source address) hashes with
+// CRC-32 into one of 64 slots, register cell dp_sid * 64 + slot (docs/dataplane.md: with
+// 10 aggregates in a slice, a given one has its slot to itself with 87% probability).
+#define ABC_SLOT_BITS 6
+
+// Bits of the ABC meter's S (bytes) and N (ticks) registers, of the average's count and
+// A_avg registers and of the log2 and reciprocal tables' LPM keys.
+#define ABC_STATE_WIDTH 64
+
+// Fractional bits of S, N and the average's count (Q16).
+#define ABC_STATE_FRAC_BITS 16
+
+// Bits of a decay factor exp(-low/M), the decay tables' action data: 1.0 in Q48 is 2^48,
+// so one bit more than the fraction.
+#define ABC_DECAY_WIDTH 49
+
+// Fractional bits of a decay factor (Q48): f x S must stay exact to a fraction of a
+// 64-byte packet while S reaches 2^40 bytes (domain/abc.py's DECAY_FRAC_BITS).
+#define ABC_DECAY_FRAC_BITS 48
+
+// Bits of an ABC memory in ticks (the abc action's meter_memory and average_memory, the
+// decay tables' exact key).
+#define ABC_MEMORY_WIDTH 32
+
+// Longest ABC memory (meter or average), microseconds: 10 s.
+#define ABC_MEMORY_MAX_US 10000000
+
+// Bits of an activity, of the abc action's activity_offset and of a log2 row's value.
+#define ABC_ACTIVITY_WIDTH 16
+
+// Fractional bits of an activity and of a log2 value (Q8).
+#define ABC_ACTIVITY_FRAC_BITS 8
+
+// Activities from -64 to +64 are kept (clamped), biased by +64 so the arithmetic is
+// unsigned.
+#define ABC_ACTIVITY_SPAN 128
+
+// Lowest ABC reference rate R_r, bit/s: its activity offset must fit ABC_ACTIVITY_WIDTH.
+#define ABC_REFERENCE_RATE_MIN_BPS 1
+
+// Mantissa bits after the leading one in a row of the log2 tables on S and N.
+#define ABC_LOG2_MANTISSA_BITS 7
+
+// Bits a Q16 average count can reach (400 Gbit/s of 64-byte frames over a 10 s memory is
+// under 2^33 packets): the reciprocal table's rows cover keys below 2^50.
+#define ABC_COUNT_WIDTH 50
+
+// Mantissa bits after the leading one in a row of the reciprocal table: counts up to 1,024
+// get their exact weight.
+#define ABC_RECIPROCAL_MANTISSA_BITS 10
+
+// Fractional bits of a reciprocal weight 1/N (Q32); a weight is at most 1.0.
+#define ABC_RECIPROCAL_FRAC_BITS 32
+
+// Fractional bits A_avg keeps below the activity's Q8, so a step of weight 1/N is not lost
+// to rounding.
+#define ABC_AVERAGE_EXTRA_BITS 32
+
+// Bits of gamma (vq units per Q8 activity step, Q16) in the abc action's data.
+#define ABC_GAMMA_WIDTH 64
+
+// Fractional bits of gamma.
+#define ABC_GAMMA_FRAC_BITS 16
+
+// Rows of a decay table per memory, upper bound: abc_decay_table writes 5,294-5,859 for
+// memories of 1 ms to 10 s (5,859 at 10 s; the zero row starts near 34 memories).
+#define ABC_DECAY_ROWS 5900
+
+// Distinct memories each decay table holds rows for (slices with the same memory share its
+// rows). BMv2 scans a range table's rows linearly per lookup, so rows cost time per
+// packet: 16 memories are room for a few ABC settings per switch, not one per slice.
+#define ABC_DECAY_MEMORIES 16
+
 // Highest slice priority.
 #define MAX_PRIORITY 7
 
@@ -131,5 +204,45 @@
 // An idle time of this many ticks drains any virtual queue (every delay is below
 // 2^VQ_PARAM_WIDTH units), so longer ones are never multiplied out.
 #define VQ_ELAPSED_CAP_TICKS 4294968
+
+// ABC meter slots per slice, the hash's modulus.
+#define ABC_SLOTS 64
+
+// Cells of each ABC meter register (slice x slot).
+#define ABC_METER_CELLS 262144
+
+// A decay factor of 1.0 (Q48).
+#define ABC_DECAY_ONE 281474976710656
+
+// One byte, tick or packet in Q16: what an accepted packet adds to the average's count.
+#define ABC_STATE_ONE 65536
+
+// Activity 0 in the biased Q8 form.
+#define ABC_ACTIVITY_BIAS 16384
+
+// Highest biased Q8 activity, just below +64; activities are clamped to [0, this].
+#define ABC_ACTIVITY_MAX 32767
+
+// A_avg of activity 0 (biased, with ABC_AVERAGE_EXTRA_BITS more fractional bits):
+// abc_a_avg holds A_avg minus this modulo 2^64, so a cell the switch never wrote is
+// domain/abc.py's starting average.
+#define ABC_AVERAGE_ZERO 70368744177664
+
+// Bits of a reciprocal weight 1/N in Q32: a weight of 1.0 (counts up to one packet) is
+// 2^32.
+#define ABC_WEIGHT_WIDTH 33
+
+// Entries of each log2 table (on S and on N): every leading-one position of the 64-bit key
+// with ABC_LOG2_MANTISSA_BITS mantissa bits, the rows domain/abc.py's abc_log2_table
+// writes.
+#define ABC_LOG2_TABLE_SIZE 7423
+
+// Entries of the reciprocal table: keys below 2^ABC_COUNT_WIDTH with
+// ABC_RECIPROCAL_MANTISSA_BITS mantissa bits (abc_reciprocal_table).
+#define ABC_RECIPROCAL_TABLE_SIZE 41983
+
+// Entries of each decay table (meter, average): ABC_DECAY_ROWS for each of
+// ABC_DECAY_MEMORIES distinct memories.
+#define ABC_DECAY_TABLE_SIZE 94400
 
 #endif  // SLICEPORTAL_CONSTANTS_P4_

@@ -25,6 +25,20 @@ typedef bit<VQ_DELAY_WIDTH> vq_time_t;
 // CoDel's drop count and its interval and control-law spacings (ticks).
 typedef bit<CODEL_COUNT_WIDTH> codel_count_t;
 typedef bit<CODEL_INTERVAL_WIDTH> codel_interval_t;
+// ABC's fixed point (domain/abc.py, docs/dataplane.md "ABC inside a slice"): a memory in ticks
+// (the decay tables' exact key), a decay factor exp(-low/M) in Q48, which reaches 1.0 = 2^48
+// and so has one bit more, the meter's S and N and the average's count in Q16 and A_avg (all
+// bit<64>), a biased Q8 activity (also a log2 value and the per-slice activity offset), gamma
+// in Q16 vq units per activity step and a reciprocal weight 1/N in Q32, which reaches
+// 1.0 = 2^32 and so has one bit more.
+typedef bit<ABC_MEMORY_WIDTH> abc_memory_t;
+typedef bit<ABC_DECAY_WIDTH> abc_decay_t;
+typedef bit<ABC_STATE_WIDTH> abc_state_t;
+typedef bit<ABC_ACTIVITY_WIDTH> abc_activity_t;
+typedef bit<ABC_GAMMA_WIDTH> abc_gamma_t;
+typedef bit<ABC_WEIGHT_WIDTH> abc_weight_t;
+// Products of ABC's 64-bit state with a factor, gamma or a weight, before the shift back.
+typedef bit<128> abc_wide_t;
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_VLAN = 0x8100;

@@ -60,15 +60,34 @@ struct local_metadata_t {
     vq_time_t  real_delay;    // egress: time spent in the real queue, vq units
     bool       real_dropped;  // egress: dropped by the real-queue check
     bool       ecn_marked;    // marked CE by this switch (CoDel in ingress, ecn_step in egress)
+    // Set by the virtual queue for a packet it took, for the slice's queue management (CoDel,
+    // ABC): the slice's virtual-queue delay ahead of the packet (before its own transmission
+    // time), vq units: CoDel's sojourn time, ABC's queue Q.
+    vq_time_t  queue_ahead;
+    bool       aqm_drop;      // CoDel or ABC drops this packet: AqmDrop drops and counts it
     // CoDel (SliceCodel), set by the slice's codel action and the virtual queue:
     bool       codel;          // the slice runs CoDel and its virtual queue took the packet
     bool       codel_ecn_mark; // CE-mark ECN-capable packets instead of dropping them
     vq_param_t codel_target;   // target, vq units (at least one full frame's time)
     codel_interval_t codel_interval;  // interval, ticks: the control-law table's exact key
-    vq_time_t  codel_sojourn;  // the slice's virtual-queue delay ahead of this packet
     codel_count_t codel_count; // count after this packet's step: the control law's LPM key
     bool       codel_signal;   // CoDel drops (or marks) this packet
     bool       codel_entering; // ... and with it enters the dropping state
+    // ABC (SliceAbc), set by the slice's abc action and the virtual queue:
+    bool       abc;                  // the slice runs ABC and its virtual queue took the packet
+    vq_param_t abc_q_min;            // Q_min, vq units: ABC never drops below it
+    vq_param_t abc_q_base;           // Q_base, vq units: the threshold at A = A_avg
+    abc_gamma_t abc_gamma;           // gamma, vq units per Q8 activity step, Q16
+    abc_activity_t abc_activity_offset;  // 64 - log2(R_r in bytes per tick), Q8
+    abc_memory_t abc_meter_memory;   // M_AM, ticks: N's limit and the meter decay table's key
+    abc_memory_t abc_average_memory; // M_AA, ticks: the average decay table's key
+    ipv4_addr_t abc_prefix_mask;     // the aggregate: source address & this mask
+    // ... and by SliceAbc's actions, as keys of its lookup tables:
+    timestamp_t abc_meter_elapsed;   // ticks since the aggregate's previous packet, mod 2^48
+    timestamp_t abc_average_elapsed; // ticks since the slice's previous ABC packet, mod 2^48
+    abc_state_t abc_s;               // the aggregate's S after this packet: log2 table key
+    abc_state_t abc_n;               // the aggregate's N after this packet: log2 table key
+    abc_state_t abc_count;           // the average's count after this packet: 1/N table key
 }
 
 #endif  // SLICEPORTAL_HEADER_P4_

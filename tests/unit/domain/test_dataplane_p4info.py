@@ -98,5 +98,9 @@ def test_counter_and_register_names_exist(info: p4info_pb2.P4Info) -> None:
         dp.CODEL_DROP_NEXT_REGISTER,
         dp.CODEL_FIRST_ABOVE_REGISTER,
     }
-    assert {dp.VQ_DELAY_REGISTER, dp.VQ_LAST_SEEN_REGISTER} | codel == registers
+    abc = {*dp.ABC_METER_REGISTERS, *dp.ABC_AVERAGE_REGISTERS}
+    assert {dp.VQ_DELAY_REGISTER, dp.VQ_LAST_SEEN_REGISTER} | codel | abc == registers
+    sizes = {r.preamble.name: r.size for r in info.registers}
+    assert {sizes[name] for name in dp.ABC_METER_REGISTERS} == {c.ABC_METER_CELLS}
+    assert {sizes[name] for name in dp.ABC_AVERAGE_REGISTERS} == {c.MAX_SLICES}
     assert {*dp.PAIR_COUNTERS, dp.VQ_DELAY_HIST, dp.REAL_DELAY_HIST} == set(counters)

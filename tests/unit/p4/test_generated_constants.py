@@ -84,6 +84,15 @@ def test_p4_and_typescript_carry_the_same_values() -> None:
         ("RATE_MIN_BPS", 100000, "BYTE_TIME_WIDTH"),
         ("BURST_LIMIT_MAX_NS", 5_000_000_000, "VQ_PARAM_WIDTH"),
         ("BYTE_TIME_WIDTH", 40, "transmission time can overflow"),
+        ("ABC_SLOT_BITS", 21, "meter index exceeds bit<32>"),
+        ("ABC_DECAY_WIDTH", 31, "a factor of 1.0 does not fit ABC_DECAY_WIDTH"),
+        ("ABC_STATE_WIDTH", 97, "S x f can overflow bit<128>"),
+        ("ABC_MEMORY_WIDTH", 20, "a memory does not fit ABC_MEMORY_WIDTH"),
+        ("ABC_COUNT_WIDTH", 48, "the count exceeds ABC_COUNT_WIDTH"),
+        ("ABC_ACTIVITY_WIDTH", 14, "ABC_ACTIVITY_MAX does not fit ABC_ACTIVITY_WIDTH"),
+        ("ABC_REFERENCE_RATE_MIN_BPS", 0, "ABC_REFERENCE_RATE_MIN_BPS must be positive"),
+        ("ABC_GAMMA_WIDTH", 48, "gamma does not fit ABC_GAMMA_WIDTH"),
+        ("ABC_AVERAGE_EXTRA_BITS", 50, "A_avg does not fit ABC_STATE_WIDTH"),
     ],
 )
 def test_generator_refuses_unsafe_constants(

@@ -5,7 +5,8 @@ test keeps it in step with the source: names, ids, match fields, action paramete
 register sizes and units. It reads the source with a small parser of our own conventions
 (every object annotated ``@id(...) @name("...")`` directly above its declaration, one control
 per file, top-level controls that only instantiate and apply sub-controls) and names objects
-the way p4c does: ``<top control>.<instance>.<local name>``.
+the way p4c does: ``<top control>.<instance>.<local name>``. Match kinds are taken as written
+(``exact``, ``lpm``, ``range``), upper-cased as P4Info's ``match_type``.
 """
 
 from __future__ import annotations
@@ -293,13 +294,38 @@ def test_p4info_objects_match_source(source: Program, info: p4info_pb2.P4Info, k
 
 def test_source_has_the_objects_we_rely_on(source: Program) -> None:
     """Guards the parser itself: an empty model would make the comparison vacuous."""
-    assert len(source.tables) == 6
-    assert len(source.actions) == 12
+    assert len(source.tables) == 16
+    assert len(source.actions) == 21
     assert len(source.counters) == 7
-    assert len(source.registers) == 7
+    assert len(source.registers) == 13
     assert len(source.meters) == 1
-    keyless = [name for name, t in source.tables.items() if not t.match_fields]
-    assert keyless == ["SliceportalIngress.codel.codel_state"]  # runs codel_decide atomically
+    # Keyless tables run one register read-modify-write atomically (BMv2 locks per action).
+    keyless = [name.rsplit(".", 1)[1] for name, t in source.tables.items() if not t.match_fields]
+    assert keyless == [
+        "codel_state",
+        "abc_meter_clock",
+        "abc_meter_state",
+        "abc_average_clock",
+        "abc_count_state",
+        "abc_average_state",
+    ]
+    # Range fields need a priority on every P4Runtime entry: only ABC's decay tables have one.
+    ranged = [
+        name.rsplit(".", 1)[1]
+        for name, t in source.tables.items()
+        if any(kind == "RANGE" for *_, kind in t.match_fields)
+    ]
+    assert ranged == ["abc_meter_decay", "abc_average_decay"]
+    assert source.counters["SliceportalIngress.aqm.aqm_dropped"].id == 0x12000007
+
+
+@pytest.mark.parametrize("kind", ["tables", "actions", "counters", "registers", "meters"])
+def test_p4info_lists_objects_in_declaration_order(
+    source: Program, info: p4info_pb2.P4Info, kind: str
+) -> None:
+    """p4c lists each kind in the order of declaration (controls in instantiation order), so a
+    hand-edited P4Info stays byte for byte what p4c would write."""
+    assert list(getattr(_p4info_program(info), kind)) == list(getattr(source, kind))
 
 
 def test_ids_carry_their_type_prefix_and_are_unique(info: p4info_pb2.P4Info) -> None:
