@@ -33,7 +33,7 @@
 #ifndef SLICEPORTAL_ABC_P4_
 #define SLICEPORTAL_ABC_P4_
 
-const abc_state_t ABC_STATE_SATURATED = ~((abc_state_t) 0);
+const abc_state_t ABC_STATE_SATURATED = (1 << ABC_STATE_WIDTH) - 1;
 
 control SliceAbc(inout headers_t hdr,
                  inout local_metadata_t local_md,

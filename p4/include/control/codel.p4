@@ -17,7 +17,7 @@
 #ifndef SLICEPORTAL_CODEL_P4_
 #define SLICEPORTAL_CODEL_P4_
 
-const codel_count_t CODEL_COUNT_MAX = ~((codel_count_t) 0);
+const codel_count_t CODEL_COUNT_MAX = (1 << CODEL_COUNT_WIDTH) - 1;
 
 control SliceCodel(inout headers_t hdr,
                    inout local_metadata_t local_md,
