@@ -17,6 +17,7 @@ import json
 import math
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -195,21 +196,12 @@ def _check(c: dict[str, Value]) -> None:
         num("CODEL_LAW_ROWS") == 16 + num("CODEL_COUNT_WIDTH") - 4,
         "CODEL_LAW_ROWS: 16 exact counts, then one row per highest bit 4..CODEL_COUNT_WIDTH-1",
     )
-    _check_abc(c)
+    _check_abc(num, lambda ok, why: need(ok, f"ABC: {why}"))
 
 
-def _check_abc(c: dict[str, Value]) -> None:
+def _check_abc(num: Callable[[str], int], need: Callable[[bool, str], None]) -> None:
     """ABC (include/control/abc.p4): every product is taken in bit<128>, every stored value
     must fit its register, action parameter or table value."""
-
-    def num(name: str) -> int:
-        value = c[name]
-        assert isinstance(value, int), name
-        return value
-
-    def need(ok: bool, why: str) -> None:
-        if not ok:
-            raise SystemExit(f"p4/constants.json: ABC: {why}")
 
     wide = 1 << 128
     state = 1 << num("ABC_STATE_WIDTH")
