@@ -38,7 +38,7 @@ from sliceportal.emulator.model.switch_model import Clock, PacketModel
 from sliceportal.emulator.model.traffic import Profile, SourceSpec
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.experiments.paper import EGRESS_PORT, QUEUE_DEPTH, ROUTES, SENDER_RATE_BPS
-from sliceportal.experiments.runner import Check, deploy, open_session, tap_delays
+from sliceportal.experiments.runner import Check, deploy, open_session, read_slices, tap_delays
 
 NAME = "codel-table1"
 SLICE_RATE_BPS = 100e6
@@ -142,24 +142,20 @@ def _run(scheme: dp.Scheme, flows: int, duration_s: float, warmup_s: float, seed
         profile, clock=Clock.MANUAL, chunk_s=0.05, tap_bins=TAP_BINS, tap_bin_us=TAP_BIN_US
     )
     compile_kernel()
-    cells = [(name, DP_SID) for name in _COUNTED]
+    slice_ = codel_slice(scheme)
     with EmulatorServer("127.0.0.1:0", model=model) as server:
         session = open_session(server.address)
         try:
-            slice_ = codel_slice(scheme)
             deploy(session, dp.dataplane_entries([slice_], ROUTES))
             model.tap(DP_SID)
             model.advance(warmup_s)
-            before, tap_before = session.read_counter_cells(cells), model.tap_reading(DP_SID)
+            before, tap_before = read_slices(session, [DP_SID]), model.tap_reading(DP_SID)
             model.advance(duration_s)
-            after, tap_after = session.read_counter_cells(cells), model.tap_reading(DP_SID)
+            after, tap_after = read_slices(session, [DP_SID]), model.tap_reading(DP_SID)
         finally:
             session.close()
-    moved = {name: (after[(name, i)][0] - before[(name, i)][0],
-                    after[(name, i)][1] - before[(name, i)][1]) for name, i in cells}  # fmt: skip
-    forwarded_packets, forwarded_bytes = moved[dp.FORWARDED]
-    dropped = sum(moved[name][0] for name in _COUNTED if name != dp.FORWARDED)
-    offered = forwarded_packets + dropped
+    stats = dp.slice_stats(before[DP_SID], after[DP_SID], duration_s, slice_.policy().hist_target)
+    lost = stats.vq_drop_ratio + stats.real_drop_ratio + stats.aqm_drop_ratio  # every drop
     packets = tap_after.packets - tap_before.packets
     delays = tap_delays(
         tap_after.real_hist - tap_before.real_hist,
@@ -171,15 +167,11 @@ def _run(scheme: dp.Scheme, flows: int, duration_s: float, warmup_s: float, seed
     return Row(
         scheme.value,
         flows,
-        forwarded_bytes * 8 / duration_s,
-        100 * dropped / offered if offered else 0.0,
+        stats.throughput_bps,
+        100 * lost,
         delays.mean_ms,
         delays.p99_ms,
     )
-
-
-_COUNTED = (dp.FORWARDED, dp.VQ_DROPPED, dp.REAL_DROPPED, dp.AQM_DROPPED)
-"""The slice's counters a run reads: what left, and every kind of drop."""
 
 
 def checks(rows: list[Row]) -> list[Check]:
