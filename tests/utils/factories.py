@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from sliceportal import security
 from sliceportal.core.config import Settings
 from sliceportal.db.models import User
+from sliceportal.domain.spec import MAX_LINK_PORT
 from sliceportal.schemas.choices import Role
 
 PASSWORD = "correct horse battery"
@@ -59,7 +60,7 @@ def link_body(switch_id: int, /, **overrides: Any) -> dict[str, Any]:
     return {
         "switch_id": switch_id,
         "name": unique("eth"),
-        "port": uuid.uuid4().int % 512,
+        "port": uuid.uuid4().int % (MAX_LINK_PORT + 1),  # 511 is BMv2's drop port, refused
         "capacity_bps": 1000 * MBIT,
     } | overrides
 
