@@ -48,6 +48,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.spec import MAX_BURST_LIMIT_S
@@ -92,6 +93,9 @@ GAMMA_FRAC_BITS = 16
 AGGREGATE_SLOTS = 64
 """Meter slots per slice: the aggregate key hashes (CRC-32) into one of these."""
 
+METER_MEMORY_DEFAULT_S = 3.0
+AVERAGE_MEMORY_DEFAULT_S = 0.3
+REFERENCE_RATE_DEFAULT_BPS = 10_000.0
 MEMORY_MIN_S = 0.001
 MEMORY_MAX_S = 10.0
 REFERENCE_RATE_MIN_BPS = 1.0
@@ -115,15 +119,15 @@ def _in_range(value: float, field: str, low: float, high: float, unit: str) -> N
 
 @dataclass(frozen=True)
 class AbcConfig:
-    """One slice's ABC parameters, validated, with their integer forms for the P4 tables."""
+    """One slice's ABC parameters as the operator gives them, validated; `params` gives the
+    abc action's integers for a slice of a given burst limit."""
 
-    meter_memory_s: float = 3.0
-    average_memory_s: float = 0.3
-    reference_rate_bps: float = 10_000.0
+    meter_memory_s: float = METER_MEMORY_DEFAULT_S
+    average_memory_s: float = AVERAGE_MEMORY_DEFAULT_S
+    reference_rate_bps: float = REFERENCE_RATE_DEFAULT_BPS
     q_min_s: float = 0.0
     q_base_s: float = 0.0
     gamma_s: float = 0.0
-    burst_limit_s: float = 0.02
     key: AggregateKey = AggregateKey.SOURCE_ADDRESS
     prefix_length: int = 32
 
@@ -137,53 +141,87 @@ class AbcConfig:
             REFERENCE_RATE_MAX_BPS,
             "bit/s",
         )
-        _in_range(self.burst_limit_s, "burst_limit_s", 0.0, MAX_BURST_LIMIT_S, "s")
         for name in ("q_min_s", "q_base_s"):
-            _in_range(getattr(self, name), name, 0.0, self.burst_limit_s, "s (the burst limit)")
+            _in_range(getattr(self, name), name, 0.0, MAX_BURST_LIMIT_S, "s")
         if self.q_base_s < self.q_min_s:
             raise DataplaneValueError("q_base_s", "must be at least q_min_s")
         _in_range(self.gamma_s, "gamma_s", 0.0, MAX_BURST_LIMIT_S, "s per unit of activity")
-        low = 0 if self.key is AggregateKey.SOURCE_PREFIX else 32
-        if not isinstance(self.prefix_length, int) or not low <= self.prefix_length <= 32:
-            raise DataplaneValueError("prefix_length", f"must be in [{low}, 32]")
+        if self.key not in tuple(AggregateKey):
+            raise DataplaneValueError("key", f"must be one of {[k.value for k in AggregateKey]}")
+        low = 0 if self.key == AggregateKey.SOURCE_PREFIX else 32
+        if (
+            isinstance(self.prefix_length, bool)
+            or not isinstance(self.prefix_length, int)
+            or not low <= self.prefix_length <= 32
+        ):
+            raise DataplaneValueError("prefix_length", f"must be an integer in [{low}, 32]")
 
     @classmethod
-    def with_paper_thresholds(cls, rate_bps: float, burst_limit_s: float) -> AbcConfig:
-        """The paper's defaults, its thresholds as the delays of 6, 20 and 16 full-size packets
-        at the slice's rate (1.44, 4.8 and 3.84 ms at the paper's 50 Mbit/s)."""
+    def with_paper_thresholds(
+        cls, rate_bps: float, burst_limit_s: float, **given: Any
+    ) -> AbcConfig:
+        """The paper's defaults for what ``given`` leaves out: its thresholds as the delays of
+        6, 20 and 16 full-size packets at the slice's rate (1.44, 4.8 and 3.84 ms at the
+        paper's 50 Mbit/s), Q_min and Q_base at most the burst limit."""
         _in_range(rate_bps, "rate_bps", c.RATE_MIN_BPS, c.RATE_MAX_BPS, "bit/s")
         q_min, q_base, gamma = (
             n * PAPER_PACKET_BYTES * 8 / rate_bps for n in PAPER_THRESHOLDS_PACKETS
         )
-        return cls(q_min_s=q_min, q_base_s=q_base, gamma_s=gamma, burst_limit_s=burst_limit_s)
+        defaults = {
+            "q_min_s": min(q_min, burst_limit_s),
+            "q_base_s": min(q_base, burst_limit_s),
+            "gamma_s": gamma,
+        }
+        if "q_min_s" in given and "q_base_s" not in given:
+            defaults["q_base_s"] = max(defaults["q_base_s"], given["q_min_s"])
+        if "q_base_s" in given and "q_min_s" not in given:
+            defaults["q_min_s"] = min(defaults["q_min_s"], given["q_base_s"])
+        return cls(**(defaults | given))
 
     @property
-    def q_min(self) -> int:
-        return floor_vq_units(self.q_min_s, "q_min_s")
+    def prefix_mask(self) -> int:
+        """The aggregate's source prefix as a 32-bit mask (all ones: per source address)."""
+        return (0xFFFFFFFF << (32 - self.prefix_length)) & 0xFFFFFFFF
 
-    @property
-    def q_base(self) -> int:
-        return floor_vq_units(self.q_base_s, "q_base_s")
-
-    @property
-    def burst_limit(self) -> int:
-        return floor_vq_units(self.burst_limit_s, "burst_limit_s")
-
-    @property
-    def gamma(self) -> int:
-        """gamma in vq units per Q8 activity step, Q16: ``gamma*dA = gamma_fx*dA_q8 >> 16``."""
+    def params(self, c_delay: int) -> AbcParams:
+        """The abc action's data for a slice whose burst limit is ``c_delay`` vq units; a
+        threshold above it is refused (T_drop never admits what the virtual queue would not)."""
+        for name in ("q_min_s", "q_base_s"):
+            if floor_vq_units(getattr(self, name), name) > c_delay:
+                raise DataplaneValueError(name, "must be at most the slice's burst_limit_s")
         per_step = self.gamma_s * VQ_UNITS_PER_S / ACTIVITY_ONE
-        return round(per_step * (1 << GAMMA_FRAC_BITS))
-
-    @property
-    def activity_offset(self) -> int:
-        """``ACTIVITY_BIAS - log2(R_r in bytes/µs)`` in Q8: add to log2 S - log2 N."""
         reference = math.log2(self.reference_rate_bps / 8 / TICKS_PER_S)
-        return ACTIVITY_BIAS - round(reference * ACTIVITY_ONE)
+        return AbcParams(
+            q_min=floor_vq_units(self.q_min_s, "q_min_s"),
+            q_base=floor_vq_units(self.q_base_s, "q_base_s"),
+            gamma=round(per_step * (1 << GAMMA_FRAC_BITS)),
+            activity_offset=ACTIVITY_BIAS - round(reference * ACTIVITY_ONE),
+            meter_memory=round(self.meter_memory_s * TICKS_PER_S),
+            average_memory=round(self.average_memory_s * TICKS_PER_S),
+            prefix_mask=self.prefix_mask,
+            c_delay=c_delay,
+        )
 
-    @property
-    def meter_memory_ticks(self) -> int:
-        return round(self.meter_memory_s * TICKS_PER_S)
+
+@dataclass(frozen=True)
+class AbcParams:
+    """A slice's ABC as the switch holds it: the abc action's data, all integers.
+
+    ``q_min``, ``q_base``: vq units; ``gamma``: vq units per Q8 activity step, Q16
+    (``gamma*dA = gamma_fx*dA_q8 >> 16``); ``activity_offset``: ``ACTIVITY_BIAS - log2(R_r in
+    bytes/tick)`` in Q8, added to log2 S - log2 N; the memories in ticks (the decay tables'
+    key); ``prefix_mask`` the aggregate's source mask; ``c_delay`` the burst limit the same
+    action carries, which caps T_drop.
+    """
+
+    q_min: int
+    q_base: int
+    gamma: int
+    activity_offset: int
+    meter_memory: int
+    average_memory: int
+    prefix_mask: int
+    c_delay: int
 
 
 @dataclass(frozen=True)
@@ -230,8 +268,9 @@ def abc_decay_table(memory_s: float) -> tuple[DecayRow, ...]:
     return tuple(rows)
 
 
-def decay_row(table: tuple[DecayRow, ...], ticks: int) -> DecayRow:
-    """The range-table lookup: rows are sorted and contiguous, so bisect on ``low``."""
+def decay_row(table: tuple[DecayRow, ...], ticks: int) -> DecayRow | None:
+    """The range-table lookup over rows sorted by ``low`` that do not overlap (what the
+    control plane writes): bisect on ``low``; None where no row covers ``ticks``."""
     lo, hi = 0, len(table) - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -239,14 +278,19 @@ def decay_row(table: tuple[DecayRow, ...], ticks: int) -> DecayRow:
             lo = mid
         else:
             hi = mid - 1
+    if not table or not table[lo].low <= ticks <= table[lo].high:
+        return None
     return table[lo]
 
 
 def decay_step(table: tuple[DecayRow, ...], elapsed: int) -> tuple[int, int]:
     """The factor for ``elapsed`` ticks and the ticks it decays by: the row's low end, or all
-    of ``elapsed`` on the last row, where nothing is left to decay and so nothing to carry."""
+    of ``elapsed`` on the last row, where nothing is left to decay and so nothing to carry.
+    No row (a memory without rows): the table's default, factor 0, so the whole gap too."""
     row = decay_row(table, elapsed)
-    return row.factor, row.low if row.factor else elapsed
+    if row is None or row.factor == 0:
+        return 0, elapsed
+    return row.factor, row.low
 
 
 @dataclass(frozen=True)
@@ -357,7 +401,7 @@ class AbcTables:
 
 
 def abc_meter_step(
-    state: MeterState, config: AbcConfig, tables: AbcTables, now: int, packet_bytes: int
+    state: MeterState, params: AbcParams, tables: AbcTables, now: int, packet_bytes: int
 ) -> tuple[MeterState, int]:
     """One packet through its aggregate's meter: the new state and its biased Q8 activity.
 
@@ -368,21 +412,21 @@ def abc_meter_step(
     """
     elapsed = ticks_since(now, state.last)
     factor, decayed_ticks = decay_step(tables.meter_decay, elapsed)
-    memory = config.meter_memory_ticks << STATE_FRAC_BITS
+    memory = params.meter_memory << STATE_FRAC_BITS
     decayed = _decay(state.bytes_q16, factor) + (packet_bytes << STATE_FRAC_BITS)
     bytes_q16 = min(decayed, STATE_MAX)
     time_q16 = memory - _decay(memory - state.time_q16, factor)
     new = MeterState((state.last + decayed_ticks) % TIMESTAMP_MOD, bytes_q16, time_q16)
-    return new, abc_activity(config, tables, bytes_q16, time_q16)
+    return new, abc_activity(params, tables, bytes_q16, time_q16)
 
 
-def abc_activity(config: AbcConfig, tables: AbcTables, bytes_q16: int, time_q16: int) -> int:
+def abc_activity(params: AbcParams, tables: AbcTables, bytes_q16: int, time_q16: int) -> int:
     """``log2(S/N / R_r)`` biased Q8, clamped; N = 0 (a packet at t_0) counts as the maximum."""
     if time_q16 == 0:
         return ACTIVITY_MAX
     log_bytes = tables.log2.lookup(bytes_q16)
     log_time = tables.log2.lookup(time_q16)
-    activity = log_bytes + config.activity_offset
+    activity = log_bytes + params.activity_offset
     if activity <= log_time:
         return 0
     return min(activity - log_time, ACTIVITY_MAX)
@@ -399,19 +443,19 @@ class SliceState:
     average: int = ACTIVITY_BIAS << AVERAGE_EXTRA_BITS
 
 
-def drop_threshold(config: AbcConfig, activity: int, average: int) -> int:
+def drop_threshold(params: AbcParams, activity: int, average: int) -> int:
     """``min(burst, max(Q_min, Q_base - gamma*(A - A_avg)))`` in vq units (action data)."""
     if activity >= average:
-        cut = (config.gamma * (activity - average)) >> GAMMA_FRAC_BITS
-        threshold = config.q_base - cut if cut < config.q_base else 0
+        cut = (params.gamma * (activity - average)) >> GAMMA_FRAC_BITS
+        threshold = params.q_base - cut if cut < params.q_base else 0
     else:
-        threshold = config.q_base + ((config.gamma * (average - activity)) >> GAMMA_FRAC_BITS)
-    return min(config.burst_limit, max(config.q_min, threshold))
+        threshold = params.q_base + ((params.gamma * (average - activity)) >> GAMMA_FRAC_BITS)
+    return min(params.c_delay, max(params.q_min, threshold))
 
 
 def abc_slice_step(
     state: SliceState,
-    config: AbcConfig,
+    params: AbcParams,
     tables: AbcTables,
     now: int,
     activity: int,
@@ -426,7 +470,7 @@ def abc_slice_step(
     """
     elapsed = ticks_since(now, state.last)
     factor, decayed_ticks = decay_step(tables.average_decay, elapsed)
-    threshold = drop_threshold(config, activity, state.average >> AVERAGE_EXTRA_BITS)
+    threshold = drop_threshold(params, activity, state.average >> AVERAGE_EXTRA_BITS)
     accepted = queue_delay <= threshold
     count = _decay(state.count_q16, factor) + (1 << STATE_FRAC_BITS if accepted else 0)
     average = state.average
@@ -440,12 +484,11 @@ def abc_slice_step(
     return SliceState(last, count, average), verdict
 
 
-def aggregate_slot(config: AbcConfig, dp_sid: int, source: ipaddress.IPv4Address) -> int:
+def aggregate_slot(prefix_mask: int, dp_sid: int, source: ipaddress.IPv4Address) -> int:
     """Register index of a packet's aggregate: ``dp_sid * AGGREGATE_SLOTS + crc32(key) % slots``.
 
-    The key is the source address masked to ``prefix_length`` bits (32 for the address). Two
+    The key is the source address masked by ``prefix_mask`` (all ones: the address). Two
     aggregates in one slot share a meter: their summed rate only raises both activities.
     """
-    mask = (0xFFFFFFFF << (32 - config.prefix_length)) & 0xFFFFFFFF
-    key = (int(source) & mask).to_bytes(4, "big")
+    key = (int(source) & prefix_mask).to_bytes(4, "big")
     return dp_sid * AGGREGATE_SLOTS + zlib.crc32(key) % AGGREGATE_SLOTS

@@ -23,6 +23,7 @@ its bit widths, so the emulator and the tests run the same program as the switch
 from __future__ import annotations
 
 import dataclasses
+import functools
 import ipaddress
 import math
 import re
@@ -32,6 +33,14 @@ from enum import StrEnum
 from fractions import Fraction
 
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.abc import (
+    AbcConfig,
+    AbcParams,
+    AggregateKey,
+    abc_decay_table,
+    abc_log2_table,
+    abc_reciprocal_table,
+)
 from sliceportal.domain.codel import CodelConfig, codel_sqrt_table
 from sliceportal.domain.spec import SliceSpec, SpecError
 from sliceportal.domain.units import (
@@ -76,8 +85,23 @@ VQ_DELAY_HIST = "SliceportalEgress.monitor.vq_delay_hist"
 REAL_DELAY_HIST = "SliceportalEgress.monitor.real_delay_hist"
 VQ_DELAY_REGISTER = "SliceportalIngress.vqueue.vq_delay"
 VQ_LAST_SEEN_REGISTER = "SliceportalIngress.vqueue.vq_last_seen"
+ABC = "SliceportalIngress.vqueue.abc"
+ABC_METER_DECAY = "SliceportalIngress.abc.abc_meter_decay"
+ABC_AVERAGE_DECAY = "SliceportalIngress.abc.abc_average_decay"
+ABC_DECAY = "SliceportalIngress.abc.abc_decay"
+ABC_LOG2_S = "SliceportalIngress.abc.abc_log2_s"
+ABC_LOG2_N = "SliceportalIngress.abc.abc_log2_n"
+ABC_LOG2 = "SliceportalIngress.abc.abc_log2"
+ABC_RECIPROCAL = "SliceportalIngress.abc.abc_reciprocal"
+ABC_WEIGHT = "SliceportalIngress.abc.abc_weight"
+ABC_LOOKUP_TABLES = (ABC_LOG2_S, ABC_LOG2_N, ABC_RECIPROCAL)
+"""ABC's function tables (log2 of S and N, 1/count): the same rows for every abc slice."""
+ABC_DECAY_TABLES = (ABC_METER_DECAY, ABC_AVERAGE_DECAY)
+"""ABC's decay tables: rows per distinct memory (ticks), shared by the slices using it."""
+SHARED_TABLES = (CODEL_CONTROL_LAW, *ABC_DECAY_TABLES, *ABC_LOOKUP_TABLES)
+"""Tables whose rows belong to no one slice: identical rows of several slices are one entry."""
 # ABC's registers (include/control/abc.p4): per aggregate (cell dp_sid x 64 + slot) and per
-# slice. Named here for the P4Info checks; no translation writes ABC entries yet.
+# slice.
 ABC_METER_REGISTERS = (
     "SliceportalIngress.abc.abc_meter_last",
     "SliceportalIngress.abc.abc_meter_s",
@@ -104,31 +128,37 @@ class Scheme(StrEnum):
     ECN_STEP = "ecn_step"
     METER = "meter"
     CODEL = "codel"
+    ABC = "abc"
 
 
 class MatchKind(StrEnum):
     EXACT = "exact"
     LPM = "lpm"
+    RANGE = "range"
 
 
 @dataclass(frozen=True)
 class FieldMatch:
-    """One match field; an LPM field of prefix length 0 is omitted, as P4Runtime requires."""
+    """One match field; an LPM field of prefix length 0 is omitted, as P4Runtime requires.
+    A range field matches ``value`` .. ``high`` (both included)."""
 
     field: str
     kind: MatchKind
     value: int
     prefix_len: int | None = None
+    high: int | None = None
 
 
 @dataclass(frozen=True)
 class TableEntry:
-    """A table entry by P4Info names. No table of ours needs a priority (no ternary keys)."""
+    """A table entry by P4Info names. ``priority``: only ABC's decay tables need one (a range
+    field); their rows never overlap, so every row is written with ``RANGE_PRIORITY``."""
 
     table: str
     match: tuple[FieldMatch, ...]
     action: str
     params: tuple[tuple[str, int], ...]
+    priority: int = 0
 
     @property
     def key(self) -> tuple[str, tuple[FieldMatch, ...]]:
@@ -218,6 +248,7 @@ def slice_policy(
     marking_threshold_s: float | None,
     delay_target_s: float | None = None,
     codel_config: CodelConfig | None = None,
+    abc_config: AbcConfig | None = None,
 ) -> SlicePolicy:
     """The parameters of a slice's slice_policy entry, checked to be workable: what the
     services check before they store a slice, so every stored slice can be deployed.
@@ -264,16 +295,75 @@ def slice_policy(
         codel_held = dataclasses.replace(codel_config, target=max(codel_config.target, frame_time))
     elif codel_config is not None:
         raise DataplaneValueError("codel", f"{scheme} runs no CoDel")
+    abc_params = None
+    if scheme == Scheme.ABC:
+        if abc_config is None:
+            raise DataplaneValueError("abc", "abc needs its parameters")
+        try:
+            abc_params = abc_config.params(c_delay)
+        except DataplaneValueError as exc:
+            raise DataplaneValueError(f"abc.{exc.field}", exc.message) from None
+    elif abc_config is not None:
+        raise DataplaneValueError("abc", f"{scheme} runs no ABC")
     target = burst_limit_s if delay_target_s is None else delay_target_s
     metered = scheme == Scheme.METER
     return SlicePolicy(
-        priority, bt, c_delay, m_delay, histogram_target(target), metered, codel_held
+        priority, bt, c_delay, m_delay, histogram_target(target), metered, codel_held, abc_params
     )
 
 
-SCHEME_KEYS = ("scheme", "marking_threshold_s", "codel")
+SCHEME_KEYS = ("scheme", "marking_threshold_s", "codel", "abc")
 """A slice document's queue-management fields (the CLI's analysis input accepts them)."""
 _CODEL_KEYS = ("target_s", "interval_s", "ecn_mark")
+ABC_KEYS = (
+    "meter_memory_s",
+    "average_memory_s",
+    "reference_rate_bps",
+    "q_min_s",
+    "q_base_s",
+    "gamma_s",
+    "key",
+    "prefix_length",
+)
+"""An ``abc`` object's fields, each optional (`abc_config`)."""
+
+
+def _fields(doc: object, name: str, allowed: tuple[str, ...]) -> Mapping[str, object]:
+    """A scheme's parameter object, checked to be an object of known fields."""
+    if doc is None:
+        return {}
+    if not isinstance(doc, Mapping):
+        raise DataplaneValueError(name, "must be an object")
+    unknown = [key for key in doc if key not in allowed]
+    if unknown:
+        raise DataplaneValueError(
+            f"{name}.{unknown[0]}", f"unknown field (expected one of {', '.join(allowed)})"
+        )
+    return doc
+
+
+def abc_config(doc: object, rate_bps: float, burst_limit_s: float) -> AbcConfig:
+    """A slice's ABC parameters from its ``abc`` object (None: every default): the paper's
+    defaults for what it leaves out, thresholds in seconds at the slice's rate (Q_min and
+    Q_base at most the burst limit). Errors name the field as ``abc.<field>``."""
+    given = dict(_fields(doc, "abc", ABC_KEYS))
+    for name, value in given.items():
+        if name == "key":
+            if value not in tuple(AggregateKey):
+                choices = [k.value for k in AggregateKey]
+                raise DataplaneValueError("abc.key", f"must be one of {choices}")
+            given[name] = AggregateKey(str(value))
+        elif name == "prefix_length":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise DataplaneValueError("abc.prefix_length", "must be an integer")
+        elif isinstance(value, bool) or not isinstance(value, int | float):
+            raise DataplaneValueError(f"abc.{name}", "must be a number")
+    if given.get("key") == AggregateKey.SOURCE_PREFIX and "prefix_length" not in given:
+        raise DataplaneValueError("abc.prefix_length", "source_prefix needs a prefix length")
+    try:
+        return AbcConfig.with_paper_thresholds(rate_bps, burst_limit_s, **given)
+    except DataplaneValueError as exc:
+        raise DataplaneValueError(f"abc.{exc.field}", exc.message) from None
 
 
 def check_scheme(doc: Mapping[str, object], spec: SliceSpec, prefix: str = "") -> SlicePolicy:
@@ -284,33 +374,29 @@ def check_scheme(doc: Mapping[str, object], spec: SliceSpec, prefix: str = "") -
     limit), as `SpecError`s naming the field under ``prefix``."""
     scheme = doc.get("scheme", Scheme.TAIL_DROP)
     codel = doc.get("codel")
+    abc = doc.get("abc")
     threshold = doc.get("marking_threshold_s")
     try:
         if scheme not in tuple(Scheme):
             raise DataplaneValueError("scheme", f"must be one of {[s.value for s in Scheme]}")
-        config = None
-        if scheme == Scheme.CODEL:
-            if codel is None:
-                codel = {}
-            if not isinstance(codel, Mapping):
-                raise DataplaneValueError("codel", "must be an object")
-            unknown = [key for key in codel if key not in _CODEL_KEYS]
-            if unknown:
-                raise DataplaneValueError(
-                    f"codel.{unknown[0]}",
-                    f"unknown field (expected one of {', '.join(_CODEL_KEYS)})",
-                )
-            config = CodelConfig.from_seconds(**codel)
-        elif codel is not None:
-            raise DataplaneValueError("codel", f"{scheme} runs no CoDel")
-        if threshold is not None and (
-            isinstance(threshold, bool) or not isinstance(threshold, int | float)
-        ):
-            raise DataplaneValueError("marking_threshold_s", "must be a number of seconds")
         given = doc.get("burst_limit_s")  # else the one spec derived from burst_bytes
         burst_limit = (
             given if isinstance(given, float | int) else spec.burst_bytes * 8 / spec.rate_bps
         )
+        config = None
+        if scheme == Scheme.CODEL:
+            config = CodelConfig.from_seconds(**_fields(codel, "codel", _CODEL_KEYS))  # type: ignore[arg-type]
+        elif codel is not None:
+            raise DataplaneValueError("codel", f"{scheme} runs no CoDel")
+        abc_held = None
+        if scheme == Scheme.ABC:
+            abc_held = abc_config(abc, spec.rate_bps, burst_limit)
+        elif abc is not None:
+            raise DataplaneValueError("abc", f"{scheme} runs no ABC")
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, int | float)
+        ):
+            raise DataplaneValueError("marking_threshold_s", "must be a number of seconds")
         return slice_policy(
             spec.priority,
             spec.rate_bps,
@@ -319,6 +405,7 @@ def check_scheme(doc: Mapping[str, object], spec: SliceSpec, prefix: str = "") -
             threshold,
             spec.delay_target_s,
             config,
+            abc_held,
         )
     except DataplaneValueError as exc:
         raise SpecError(prefix + exc.field, exc.message) from None
@@ -347,6 +434,8 @@ class DataplaneSlice:
     """The SLA's delay target, the top edge of the slice's histograms; None: the burst limit."""
     codel: CodelConfig | None = None
     """A codel slice's CoDel parameters (None for every other scheme)."""
+    abc: AbcConfig | None = None
+    """An abc slice's ABC parameters (None for every other scheme)."""
 
     def __post_init__(self) -> None:
         int_in(self.dp_sid, "dp_sid", 0, c.MAX_SLICES - 1)
@@ -382,6 +471,7 @@ class DataplaneSlice:
             self.marking_threshold_s,
             self.delay_target_s,
             self.codel,
+            self.abc,
         )
 
     def meter_config(self) -> MeterConfig | None:
@@ -411,6 +501,8 @@ class SlicePolicy:
     codel: CodelConfig | None = None
     """The codel action's CoDel parameters, as the switch holds them (target at least one
     frame's time)."""
+    abc: AbcParams | None = None
+    """The abc action's ABC parameters."""
 
     @property
     def action(self) -> str:
@@ -418,6 +510,8 @@ class SlicePolicy:
             return METER_POLICY
         if self.codel is not None:
             return CODEL
+        if self.abc is not None:
+            return ABC
         return TAIL_DROP if self.m_delay is None else ECN_STEP
 
     @property
@@ -433,6 +527,20 @@ class SlicePolicy:
                 ("target", self.codel.target),
                 ("interval", self.codel.interval),
                 ("ecn_mark", int(self.codel.ecn_mark)),
+            )
+        if self.abc is not None:
+            return (
+                ("priority", self.priority),
+                ("byte_time", self.byte_time),
+                ("c_delay", self.c_delay),
+                ("hist_target", self.hist_target),
+                ("q_min", self.abc.q_min),
+                ("q_base", self.abc.q_base),
+                ("gamma", self.abc.gamma),
+                ("activity_offset", self.abc.activity_offset),
+                ("meter_memory", self.abc.meter_memory),
+                ("average_memory", self.abc.average_memory),
+                ("prefix_mask", self.abc.prefix_mask),
             )
         params = [
             ("priority", self.priority),
@@ -546,6 +654,59 @@ def slice_entries(slice_: DataplaneSlice) -> tuple[TableEntry, ...]:
     entries.append(TableEntry(SLICE_POLICY, (dp_sid,), policy.action, policy.params))
     if policy.codel is not None:
         entries += codel_law_entries(policy.codel.interval)
+    if policy.abc is not None:
+        entries += abc_decay_entries(ABC_METER_DECAY, policy.abc.meter_memory)
+        entries += abc_decay_entries(ABC_AVERAGE_DECAY, policy.abc.average_memory)
+        entries += abc_lookup_entries()
+    return tuple(entries)
+
+
+RANGE_PRIORITY = 1
+"""The priority of every row of a range table: ABC's rows of one memory never overlap and rows
+of other memories differ in the exact field, so any priority gives the same lookups."""
+
+
+@functools.cache
+def abc_decay_entries(table: str, memory: int) -> tuple[TableEntry, ...]:
+    """The rows of one ABC memory (ticks) in ``table`` (`abc_decay_table`): every abc slice
+    with that memory shares them. Built once per memory (about 5,500 rows)."""
+    exact = FieldMatch("memory", MatchKind.EXACT, memory)
+    return tuple(
+        TableEntry(
+            table,
+            (exact, FieldMatch("elapsed", MatchKind.RANGE, row.low, high=row.high)),
+            ABC_DECAY,
+            (("factor", row.factor), ("ticks", row.low)),
+            RANGE_PRIORITY,
+        )
+        for row in abc_decay_table(memory / TICKS_PER_S)
+    )
+
+
+@functools.cache
+def abc_lookup_entries() -> tuple[TableEntry, ...]:
+    """ABC's function tables: log2 (for S and for N) and 1/count, the same for every abc
+    slice (56,829 rows; built once)."""
+    log2 = abc_log2_table()
+    entries = [
+        TableEntry(
+            table,
+            (FieldMatch(key, MatchKind.LPM, row.prefix, row.prefix_length),),
+            ABC_LOG2,
+            (("value", row.value),),
+        )
+        for table, key in ((ABC_LOG2_S, "s"), (ABC_LOG2_N, "n"))
+        for row in log2.rows
+    ]
+    entries += [
+        TableEntry(
+            ABC_RECIPROCAL,
+            (FieldMatch("count", MatchKind.LPM, row.prefix, row.prefix_length),),
+            ABC_WEIGHT,
+            (("weight", row.value),),
+        )
+        for row in abc_reciprocal_table().rows
+    ]
     return tuple(entries)
 
 
@@ -567,18 +728,22 @@ def codel_law_entries(interval: int) -> tuple[TableEntry, ...]:
 def dataplane_entries(
     slices: Iterable[DataplaneSlice], routes: Iterable[Route] = ()
 ) -> tuple[TableEntry, ...]:
-    """Every entry of one switch, refusing two slices (or routes) that claim the same key;
-    the CoDel control-law rows of an interval are shared by the slices using it."""
+    """Every entry of one switch, refusing two slices (or routes) that claim the same key
+    and an ABC memory beyond the decay tables' room (`check_decay_memories`); rows of the
+    `SHARED_TABLES` are shared by the slices using them."""
+    slices = tuple(slices)
+    check_decay_memories(slices)
     owner: dict[EntryKey, str] = {}
     entries: list[TableEntry] = []
     sources: list[tuple[str, str, tuple[TableEntry, ...]]]
     sources = [(f"routes[{i}]", "", (route_entry(r),)) for i, r in enumerate(routes)]
     sources += [(f"slices[{i}]", f" ({s.name})", slice_entries(s)) for i, s in enumerate(slices)]
-    law: dict[EntryKey, TableEntry] = {}
+    shared: dict[EntryKey, TableEntry] = {}
     for path, label, produced in sources:
         for entry in produced:
-            if entry.table == CODEL_CONTROL_LAW:
-                if law.setdefault(entry.key, entry) is entry:
+            if entry.table in SHARED_TABLES:
+                if entry.key not in shared:
+                    shared[entry.key] = entry
                     entries.append(entry)
                 continue
             if entry.key in owner:
@@ -589,6 +754,33 @@ def dataplane_entries(
             owner[entry.key] = path + label
             entries.append(entry)
     return tuple(entries)
+
+
+def decay_memories(entries: Iterable[TableEntry]) -> set[tuple[str, int]]:
+    """The (decay table, memory in ticks) pairs whose rows ``entries`` include."""
+    return {(e.table, e.match[0].value) for e in entries if e.table in ABC_DECAY_TABLES}
+
+
+def check_decay_memories(slices: Iterable[DataplaneSlice]) -> None:
+    """Refuse the slice that would give a decay table rows for more than
+    ``ABC_DECAY_MEMORIES`` distinct memories (the table's size; slices of equal memories
+    share rows), naming that slice's memory field."""
+    seen: set[tuple[str, int]] = set()
+    for i, slice_ in enumerate(slices):
+        params = slice_.policy().abc
+        if params is None:
+            continue
+        for table, memory, field in (
+            (ABC_METER_DECAY, params.meter_memory, "meter_memory_s"),
+            (ABC_AVERAGE_DECAY, params.average_memory, "average_memory_s"),
+        ):
+            seen.add((table, memory))
+            if sum(t == table for t, _ in seen) > c.ABC_DECAY_MEMORIES:
+                raise DataplaneValueError(
+                    f"slices[{i}].abc.{field}",
+                    f"a switch holds ABC decay rows for {c.ABC_DECAY_MEMORIES} distinct "
+                    f"{field} values; use one the switch's other abc slices use",
+                )
 
 
 # --- Reference model of the per-packet arithmetic (vqueue.p4, real_queue.p4) -----------------

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sliceportal.domain.dataplane import (
+    ABC_DECAY_TABLES,
+    ABC_LOOKUP_TABLES,
     CODEL_CONTROL_LAW,
     PREFIX_CLASSIFIER,
     ROUTE_TABLE,
@@ -47,9 +49,11 @@ from sliceportal.domain.dataplane import (
     MeterConfig,
     Route,
     TableEntry,
+    decay_memories,
     route_entry,
     slice_entries,
 )
+from sliceportal.domain.p4constants import ABC_DECAY_MEMORIES
 
 Key = tuple[str, tuple[FieldMatch, ...]]
 """What identifies an entry on a switch: its table and its match, fields sorted by name."""
@@ -60,23 +64,24 @@ MANAGED_METERS: tuple[str, ...] = (SLICE_METER,)
 """The meters whose cells the portal owns (configured cells no slice asks for are reset)."""
 
 INSTALL_ORDER: tuple[tuple[str, ...], ...] = (
-    (CODEL_CONTROL_LAW,),
+    (CODEL_CONTROL_LAW, *ABC_DECAY_TABLES, *ABC_LOOKUP_TABLES),
     (SLICE_POLICY,),
     (VLAN_CLASSIFIER, PREFIX_CLASSIFIER),
     (ROUTE_TABLE,),
 )
-"""Tables in the order their entries are installed: CoDel's control law before the policies
-that use it, a slice's policy before the classifier
+"""Tables in the order their entries are installed: CoDel's control law and ABC's decay and
+function tables before the policies that use them, a slice's policy before the classifier
 entries that send packets to it, classification before the route that lets the packets in.
 Entries are removed in the reverse order, so traffic is never classified into a DP_SID whose
 policy is gone. Each group is a separate step (a barrier between Write RPCs), since a P4Runtime
 server may apply the updates of one batch in any order."""
 
-DELETED_LAST: tuple[str, ...] = (CODEL_CONTROL_LAW,)
+DELETED_LAST: tuple[str, ...] = (CODEL_CONTROL_LAW, *ABC_DECAY_TABLES, *ABC_LOOKUP_TABLES)
 """Tables whose extra entries are deleted after everything else is written: a CoDel
 control-law row nobody's policy names is harmless, but a policy naming an interval whose rows
 are gone gives its slice no spacing (every packet of a spell would be dropped) until the new
-policy lands."""
+policy lands; an abc policy whose memory's decay rows are gone restarts its meters at every
+packet."""
 
 MANAGED_TABLES: tuple[str, ...] = tuple(table for group in INSTALL_ORDER for table in group)
 """Every table of the program; the portal owns all their entries (others are deleted)."""
@@ -158,6 +163,8 @@ class Desired:
     rejected: dict[int, str] = field(default_factory=dict)
     meters: dict[MeterKey, MeterConfig] = field(default_factory=dict)
     meter_owners: dict[MeterKey, int] = field(default_factory=dict)
+    decay_memories: set[tuple[str, int]] = field(default_factory=set)
+    """The ABC memories whose decay rows the entries hold (`dataplane.decay_memories`)."""
 
 
 def describe_meter(key: MeterKey) -> str:
@@ -170,11 +177,15 @@ def describe(key: Key) -> str:
     table, match = key
     parts = []
     for m in match:
-        if m.prefix_len is None:
+        if m.high is not None:
+            parts.append(f"{m.field}={m.value}..{m.high}")
+        elif m.prefix_len is None:
             parts.append(f"{m.field}={m.value}")
-        else:
+        elif m.field.startswith("ipv4"):
             network = ipaddress.IPv4Network((m.value, m.prefix_len))
             parts.append(f"{m.field}={network}")
+        else:
+            parts.append(f"{m.field}={m.value:#x}/{m.prefix_len}")
     return " ".join([table.rsplit(".", 1)[-1], *parts]) if parts else table.rsplit(".", 1)[-1]
 
 
@@ -207,6 +218,18 @@ def desired_state(intents: Iterable[SliceIntent]) -> Desired:
                 "key with another action"
             )
             continue
+        memories = decay_memories(intent.entries) | desired.decay_memories
+        full = next(
+            (t for t in ABC_DECAY_TABLES if sum(m[0] == t for m in memories) > ABC_DECAY_MEMORIES),
+            None,
+        )
+        if full is not None:
+            desired.rejected[intent.slice_id] = (
+                f"its ABC memory would be the {ABC_DECAY_MEMORIES + 1}th distinct one in "
+                f"{full.rsplit('.', 1)[-1]}, which holds rows for {ABC_DECAY_MEMORIES}"
+            )
+            continue
+        desired.decay_memories.update(memories)
         taken = next((m.key for m in intent.meters if m.key in desired.meter_owners), None)
         if taken is not None:
             holder = names[desired.meter_owners[taken]]

@@ -14,7 +14,11 @@ from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.p4rt.p4info import FIELD_MATCH_TYPES, ActionInfo, MatchType, P4InfoIndex, TableInfo
 from sliceportal.p4rt.proto import p4r
 
-_MATCH_TYPES = {dp.MatchKind.EXACT: MatchType.EXACT, dp.MatchKind.LPM: MatchType.LPM}
+_MATCH_TYPES = {
+    dp.MatchKind.EXACT: MatchType.EXACT,
+    dp.MatchKind.LPM: MatchType.LPM,
+    dp.MatchKind.RANGE: MatchType.RANGE,
+}
 _DOMAIN_KINDS = {kind: domain for domain, kind in _MATCH_TYPES.items()}
 _UPDATE_TYPES = {
     UpdateKind.INSERT: p4r.Update.INSERT,
@@ -137,6 +141,8 @@ class EntryCodec:
             raise EntryCodecError(f"the P4Info has no table {entry.table}")
         table_id, fields = found
         message.table_id = table_id
+        if entry.priority:
+            message.priority = entry.priority
         add_match = message.match.add
         for match in entry.match:
             info = fields.get(match.field)
@@ -149,6 +155,9 @@ class EntryCodec:
                 lpm = field.lpm
                 lpm.value = canonical_bytes(match.value)
                 lpm.prefix_len = match.prefix_len or 0
+            elif info[1] is MatchType.RANGE:
+                field.range.low = canonical_bytes(match.value)
+                field.range.high = canonical_bytes(match.high or 0)
             else:
                 field.exact.value = canonical_bytes(match.value)
         if not with_action:
@@ -208,6 +217,10 @@ class EntryCodec:
                 matches.append(
                     dp.FieldMatch(info.name, kind, int.from_bytes(value, "big"), prefix_len)
                 )
+            elif kind is dp.MatchKind.RANGE:
+                low = int.from_bytes(match.range.low, "big")
+                high = int.from_bytes(match.range.high, "big")
+                matches.append(dp.FieldMatch(info.name, kind, low, high=high))
             else:
                 value = match.exact.value
                 matches.append(dp.FieldMatch(info.name, kind, int.from_bytes(value, "big")))
@@ -220,4 +233,4 @@ class EntryCodec:
         params = tuple(
             (p.name, int.from_bytes(values[p.id], "big")) for p in action.params if p.id in values
         )
-        return dp.TableEntry(table.name, tuple(matches), action.name, params)
+        return dp.TableEntry(table.name, tuple(matches), action.name, params, entry.priority)

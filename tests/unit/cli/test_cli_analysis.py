@@ -68,9 +68,9 @@ BAD_INPUTS: list[tuple[str, str, str]] = [
      "slices)"),
     ("analyze", _with_slice(colour="red"),
      "slices[0].colour: unknown field (expected one of name, rate_bps, priority, burst_limit_s, "
-     "burst_bytes, delay_target_s, max_packet_bytes, scheme, marking_threshold_s, codel)"),
+     "burst_bytes, delay_target_s, max_packet_bytes, scheme, marking_threshold_s, codel, abc)"),
     ("analyze", _with_slice(scheme="red", burst_limit_s=0.05),
-     "slices[0].scheme: must be one of ['tail_drop', 'ecn_step', 'meter', 'codel']"),
+     "slices[0].scheme: must be one of ['tail_drop', 'ecn_step', 'meter', 'codel', 'abc']"),
     ("analyze",
      _with_slice(scheme="codel", burst_limit_s=0.05, delay_target_s=0.02, codel={"target_s": 0.03}),
      "slices[0].codel.target_s: must be at most the delay target, which it keeps the slice to"),

@@ -25,13 +25,15 @@ from sliceportal.domain.abc import (
     aggregate_slot,
 )
 from sliceportal.domain.dataplane import byte_time
-from sliceportal.domain.units import TICKS_PER_S, Verdict
+from sliceportal.domain.units import TICKS_PER_S, Verdict, floor_vq_units
 
 PATH = Path(__file__).resolve().parents[3] / "p4/tests/vectors/steps/abc_paper_cbr.json"
 RATE_BPS = 50e6
 PACKET_BYTES = 1500
 PACKET_S = PACKET_BYTES * 8 / RATE_BPS
-CONFIG = AbcConfig.with_paper_thresholds(RATE_BPS, burst_limit_s=24 * PACKET_S)
+BURST_LIMIT_S = 24 * PACKET_S
+CONFIG = AbcConfig.with_paper_thresholds(RATE_BPS, BURST_LIMIT_S)
+PARAMS = CONFIG.params(floor_vq_units(BURST_LIMIT_S, "burst_limit_s"))
 DP_SID = 1
 CLIENTS = {"10.0.0.1": 80e6, "10.0.0.2": 40e6}
 DURATION_S = 0.03
@@ -56,11 +58,11 @@ def build() -> dict[str, Any]:
     for now, source in _arrivals():
         queue = max(0, queue - (now - last) * c.VQ_UNITS_PER_TICK)
         last = now
-        slot = aggregate_slot(CONFIG, DP_SID, ipaddress.IPv4Address(source))
+        slot = aggregate_slot(PARAMS.prefix_mask, DP_SID, ipaddress.IPv4Address(source))
         meters[slot], activity = abc_meter_step(
-            meters.get(slot, MeterState()), CONFIG, tables, now, PACKET_BYTES
+            meters.get(slot, MeterState()), PARAMS, tables, now, PACKET_BYTES
         )
-        average, verdict = abc_slice_step(average, CONFIG, tables, now, activity, queue)
+        average, verdict = abc_slice_step(average, PARAMS, tables, now, activity, queue)
         steps.append(
             {
                 "t_ticks": now,
@@ -83,7 +85,7 @@ def build() -> dict[str, Any]:
             "q_min_s": CONFIG.q_min_s,
             "q_base_s": CONFIG.q_base_s,
             "gamma_s": CONFIG.gamma_s,
-            "burst_limit_s": CONFIG.burst_limit_s,
+            "burst_limit_s": BURST_LIMIT_S,
             "key": CONFIG.key.value,
             "prefix_length": CONFIG.prefix_length,
         },

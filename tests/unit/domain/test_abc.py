@@ -46,6 +46,7 @@ from sliceportal.domain.units import (
     VQ_UNITS_PER_S,
     DataplaneValueError,
     Verdict,
+    floor_vq_units,
 )
 
 RATE_BOUND = 0.025
@@ -69,7 +70,9 @@ midpoint rows let the count's error grow with a burst's age: 0.099, over the 0.0
 
 # The paper's defaults at its 50 Mbit/s bottleneck, 1500-byte packets: one packet is 240 µs.
 PACKET_S = 1500 * 8 / 50e6
-PAPER = AbcConfig.with_paper_thresholds(50e6, burst_limit_s=24 * PACKET_S)
+BURST_S = 24 * PACKET_S
+PAPER = AbcConfig.with_paper_thresholds(50e6, BURST_S)
+PARAMS = PAPER.params(floor_vq_units(BURST_S, "burst"))
 TABLES = AbcTables.for_config(PAPER)
 
 
@@ -99,9 +102,9 @@ class FloatAverage:
     count: float = 0.0
     average: float = 0.0
 
-    def threshold_s(self, config: AbcConfig, activity: float) -> float:
+    def threshold_s(self, config: AbcConfig, burst_s: float, activity: float) -> float:
         base = config.q_base_s - config.gamma_s * (activity - self.average)
-        return min(config.burst_limit_s, max(config.q_min_s, base))
+        return min(burst_s, max(config.q_min_s, base))
 
     def step(self, now_s: float, activity: float, accepted: bool) -> None:
         self.count *= math.exp(-(now_s - self.last_s) / self.memory_s)
@@ -141,8 +144,9 @@ def test_config_rejects_each_field() -> None:
         ("meter_memory_s", 0.0),
         ("average_memory_s", 11.0),
         ("reference_rate_bps", 0.5),
-        ("q_min_s", 1.0),
+        ("q_min_s", 5.0),
         ("gamma_s", -1.0),
+        ("key", "destination"),
     ):
         with pytest.raises(DataplaneValueError) as caught:
             AbcConfig(**{field: value})  # type: ignore[arg-type]
@@ -152,6 +156,20 @@ def test_config_rejects_each_field() -> None:
     with pytest.raises(DataplaneValueError, match="prefix_length"):
         AbcConfig(prefix_length=24)
     assert AbcConfig(key=AggregateKey.SOURCE_PREFIX, prefix_length=24).prefix_length == 24
+    with pytest.raises(DataplaneValueError) as caught:
+        AbcConfig(q_base_s=0.01).params(floor_vq_units(0.005, "burst"))
+    assert caught.value.field == "q_base_s"
+
+
+def test_paper_thresholds_default_what_is_not_given_within_the_burst_limit() -> None:
+    assert (PAPER.q_min_s, PAPER.q_base_s, PAPER.gamma_s) == pytest.approx(
+        (6 * PACKET_S, 20 * PACKET_S, 16 * PACKET_S)
+    )
+    short = AbcConfig.with_paper_thresholds(50e6, 10 * PACKET_S)
+    assert (short.q_min_s, short.q_base_s) == pytest.approx((6 * PACKET_S, 10 * PACKET_S))
+    given = AbcConfig.with_paper_thresholds(50e6, BURST_S, q_min_s=0.0, gamma_s=0.001)
+    expected = (0, 20 * PACKET_S, 0.001)
+    assert (given.q_min_s, given.q_base_s, given.gamma_s) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("memory_s", [0.001, 0.3, 3.0, MEMORY_MAX_S])
@@ -246,7 +264,7 @@ def test_meter_activity_tracks_the_float_reference(
     now = fixed.last
     for gap, size in sequence:
         now += gap
-        fixed, activity = abc_meter_step(fixed, config, tables, now % TIMESTAMP_MOD, size)
+        fixed, activity = abc_meter_step(fixed, config.params(0), tables, now % TIMESTAMP_MOD, size)
         rate = meter.step(now / TICKS_PER_S, size)
         assert abs(as_activity(activity) - float_activity(config, rate)) <= ACTIVITY_BOUND
         fixed_rate = fixed.bytes_q16 * 8 * TICKS_PER_S / fixed.time_q16
@@ -263,7 +281,7 @@ def run_meter(
     now, activity_error, rate_error = fixed.last, 0.0, 0.0
     for gap, size in sequence:
         now += gap
-        fixed, activity = abc_meter_step(fixed, config, tables, now % TIMESTAMP_MOD, size)
+        fixed, activity = abc_meter_step(fixed, config.params(0), tables, now % TIMESTAMP_MOD, size)
         rate = meter.step(now / TICKS_PER_S, size)
         error = abs(as_activity(activity) - float_activity(config, rate))
         activity_error = max(activity_error, error)
@@ -296,7 +314,7 @@ def test_meter_at_the_paper_defaults_reads_40_mbps_cbr() -> None:
     state, now, gap = MeterState(), 0, 1500 * 8 * TICKS_PER_S // 40_000_000
     for _ in range(round(10 * TICKS_PER_S / gap)):
         now += gap
-        state, activity = abc_meter_step(state, PAPER, TABLES, now, 1500)
+        state, activity = abc_meter_step(state, PARAMS, TABLES, now, 1500)
     assert abs(as_activity(activity) - math.log2(40e6 / 1e4)) <= ACTIVITY_BOUND
 
 
@@ -305,25 +323,28 @@ def test_meter_widths_hold_400_gbps_at_the_longest_memory() -> None:
     config = AbcConfig(meter_memory_s=MEMORY_MAX_S, reference_rate_bps=1.0)
     tables = AbcTables.for_config(config)
     per_tick = 400e9 / 8 / TICKS_PER_S
-    one_tick = decay_row(tables.meter_decay, 1).factor / DECAY_ONE
+    row = decay_row(tables.meter_decay, 1)
+    assert row is not None
+    one_tick = row.factor / DECAY_ONE
     bound = math.ceil((per_tick + 9000) * 2**STATE_FRAC_BITS / (1 - one_tick))
     assert bound * DECAY_ONE < 2**128 and bound < STATE_MAX // 64
-    memory = config.meter_memory_ticks << STATE_FRAC_BITS
+    params = config.params(0)
+    memory = params.meter_memory << STATE_FRAC_BITS
     state = MeterState(5, round(per_tick * memory), memory)  # steady at 400 Gbit/s
     for tick in range(6, 200):
         for _ in range(25):
-            state, activity = abc_meter_step(state, config, tables, tick, 2000)
+            state, activity = abc_meter_step(state, params, tables, tick, 2000)
             assert state.bytes_q16 <= bound
-    assert state.time_q16 <= config.meter_memory_ticks << STATE_FRAC_BITS < 2**64
+    assert state.time_q16 <= params.meter_memory << STATE_FRAC_BITS < 2**64
     assert as_activity(activity) == pytest.approx(math.log2(400e9), abs=ACTIVITY_BOUND)
     assert activity <= ACTIVITY_MAX < 2**15
 
 
 def test_meter_wraps_the_timestamp_and_starts_at_switch_start() -> None:
     state = MeterState(TIMESTAMP_MOD - 10, 1 << STATE_FRAC_BITS, 1 << STATE_FRAC_BITS)
-    wrapped, _ = abc_meter_step(state, PAPER, TABLES, 5, 100)
+    wrapped, _ = abc_meter_step(state, PARAMS, TABLES, 5, 100)
     assert wrapped.last == 5 and wrapped.bytes_q16 > 100 << STATE_FRAC_BITS
-    _, first = abc_meter_step(MeterState(), PAPER, TABLES, 0, 1500)
+    _, first = abc_meter_step(MeterState(), PARAMS, TABLES, 0, 1500)
     assert first == ACTIVITY_MAX
 
 
@@ -333,7 +354,7 @@ def test_drop_threshold_at_the_paper_defaults_in_packets() -> None:
 
     def packets_at(delta: float) -> float:
         activity = average + round(delta * ACTIVITY_ONE)
-        return drop_threshold(PAPER, activity, average) / packet
+        return drop_threshold(PARAMS, activity, average) / packet
 
     assert packets_at(0) == pytest.approx(20, abs=1e-9)
     assert packets_at(0.5) == pytest.approx(12, abs=1e-9)
@@ -348,12 +369,11 @@ def test_drop_threshold_at_the_paper_defaults_in_packets() -> None:
 def test_drop_threshold_is_within_two_units_of_the_float(
     activity: int, average: int, gamma_s: float, share: float
 ) -> None:
-    config = AbcConfig(
-        q_min_s=0.001, q_base_s=0.001 + 0.019 * share, gamma_s=gamma_s, burst_limit_s=0.02
-    )
+    config = AbcConfig(q_min_s=0.001, q_base_s=0.001 + 0.019 * share, gamma_s=gamma_s)
     reference = FloatAverage(0.3, average=as_activity(average))
-    exact = reference.threshold_s(config, as_activity(activity)) * VQ_UNITS_PER_S
-    assert abs(drop_threshold(config, activity, average) - exact) <= 2
+    exact = reference.threshold_s(config, 0.02, as_activity(activity)) * VQ_UNITS_PER_S
+    params = config.params(floor_vq_units(0.02, "burst"))
+    assert abs(drop_threshold(params, activity, average) - exact) <= 2
 
 
 @settings(max_examples=200, deadline=None)
@@ -373,8 +393,8 @@ def test_activity_average_tracks_the_float_utema(sequence: list[tuple[int, int, 
     reference.average = as_average(state)
     for gap, activity, queue in sequence:
         now += gap
-        threshold = drop_threshold(PAPER, activity, state.average >> AVERAGE_EXTRA_BITS)
-        state, verdict = abc_slice_step(state, PAPER, TABLES, now, activity, queue)
+        threshold = drop_threshold(PARAMS, activity, state.average >> AVERAGE_EXTRA_BITS)
+        state, verdict = abc_slice_step(state, PARAMS, TABLES, now, activity, queue)
         assert (verdict is Verdict.FORWARD) == (queue <= threshold)
         reference.step(now / TICKS_PER_S, as_activity(activity), verdict is Verdict.FORWARD)
         assert abs(as_average(state) - reference.average) <= AVERAGE_BOUND
@@ -387,26 +407,28 @@ def test_abc_drops_only_between_q_min_and_the_burst_limit(
     activity: int, average: int, queue: int
 ) -> None:
     state = SliceState(average=average << AVERAGE_EXTRA_BITS)
-    _, verdict = abc_slice_step(state, PAPER, TABLES, 1, activity, queue)
-    if queue <= PAPER.q_min:
+    _, verdict = abc_slice_step(state, PARAMS, TABLES, 1, activity, queue)
+    if queue <= PARAMS.q_min:
         assert verdict is Verdict.FORWARD
-    if queue > PAPER.burst_limit:
+    if queue > PARAMS.c_delay:
         assert verdict is Verdict.DROP
 
 
 @given(st.integers(0, ACTIVITY_MAX - 1), st.integers(0, ACTIVITY_MAX))
 def test_a_higher_activity_never_raises_the_threshold(activity: int, average: int) -> None:
-    assert drop_threshold(PAPER, activity + 1, average) <= drop_threshold(PAPER, activity, average)
+    higher = drop_threshold(PARAMS, activity + 1, average)
+    assert higher <= drop_threshold(PARAMS, activity, average)
 
 
 def test_aggregates_hash_into_the_slices_slots_by_key() -> None:
     by_prefix = AbcConfig(key=AggregateKey.SOURCE_PREFIX, prefix_length=24)
     host = ipaddress.IPv4Address
 
-    assert aggregate_slot(by_prefix, 3, host("10.0.1.7")) == aggregate_slot(
-        by_prefix, 3, host("10.0.1.200")
-    )
-    slots = {aggregate_slot(PAPER, 3, host(f"10.0.{i // 256}.{i % 256}")) for i in range(4096)}
+    mask = by_prefix.prefix_mask
+    assert aggregate_slot(mask, 3, host("10.0.1.7")) == aggregate_slot(mask, 3, host("10.0.1.200"))
+    assert aggregate_slot(mask, 3, host("10.0.1.7")) != aggregate_slot(mask, 3, host("10.0.2.7"))
+    mask = PAPER.prefix_mask
+    slots = {aggregate_slot(mask, 3, host(f"10.0.{i // 256}.{i % 256}")) for i in range(4096)}
     assert slots == set(range(3 * AGGREGATE_SLOTS, 4 * AGGREGATE_SLOTS))
 
 
@@ -414,18 +436,18 @@ def test_a_collision_merges_rates_and_only_raises_activity() -> None:
     """Two aggregates in one slot meter their sum: each sees at least its own activity."""
     alone, shared = MeterState(), MeterState()
     for tick in range(1, 20_000, 100):
-        alone, own = abc_meter_step(alone, PAPER, TABLES, tick, 1500)
-        shared, merged = abc_meter_step(shared, PAPER, TABLES, tick, 1500)
-        shared, _ = abc_meter_step(shared, PAPER, TABLES, tick + 50, 1500)
+        alone, own = abc_meter_step(alone, PARAMS, TABLES, tick, 1500)
+        shared, merged = abc_meter_step(shared, PARAMS, TABLES, tick, 1500)
+        shared, _ = abc_meter_step(shared, PARAMS, TABLES, tick + 50, 1500)
         assert merged >= own - 1
     assert as_activity(merged) - as_activity(own) == pytest.approx(1, abs=ACTIVITY_BOUND)
 
 
 def test_threshold_and_average_widths() -> None:
     """gamma*dA takes bit<80> at the largest gamma; the average's step fits bit<64>."""
-    widest = AbcConfig(gamma_s=4.0, burst_limit_s=4.0)
+    widest = AbcConfig(gamma_s=4.0).params(floor_vq_units(4.0, "burst"))
     assert widest.gamma * ACTIVITY_MAX < 2**80
-    assert widest.gamma >> GAMMA_FRAC_BITS < 2**64 and widest.burst_limit < 2**48
+    assert widest.gamma >> GAMMA_FRAC_BITS < 2**64 and widest.c_delay < 2**48
     assert max(row.value for row in TABLES.reciprocal.rows) <= 2**RECIPROCAL_FRAC_BITS
     assert len(abc_log2_table().rows) < 2**13
     assert DECAY_FRAC_BITS + 64 <= 128
@@ -439,7 +461,7 @@ def test_average_keeps_moving_when_each_weight_is_tiny() -> None:
     activity, now = ACTIVITY_BIAS + 10 * ACTIVITY_ONE, 0
     for _ in range(10_000):
         now += 5
-        state, verdict = abc_slice_step(state, PAPER, TABLES, now, activity, 0)
+        state, verdict = abc_slice_step(state, PARAMS, TABLES, now, activity, 0)
         reference.step(now / TICKS_PER_S, as_activity(activity), verdict is Verdict.FORWARD)
     assert reference.average > 1
     assert abs(as_average(state) - reference.average) <= AVERAGE_BOUND

@@ -23,10 +23,12 @@ from sliceportal.domain.abc import (
     abc_slice_step,
     aggregate_slot,
 )
+from sliceportal.domain.units import floor_vq_units
 
 
 def _config(doc: dict[str, Any]) -> AbcConfig:
-    fields = {k: v for k, v in doc.items() if k not in ("rate_bps", "dp_sid", "key")}
+    skip = ("rate_bps", "dp_sid", "key", "burst_limit_s")
+    fields = {k: v for k, v in doc.items() if k not in skip}
     return AbcConfig(key=AggregateKey(doc["key"]), **fields)
 
 
@@ -34,16 +36,17 @@ def test_vector_replays_packet_by_packet() -> None:
     doc = json.loads(PATH.read_text())
     config = _config(doc["config"])
     tables = AbcTables.for_config(config)
+    params = config.params(floor_vq_units(doc["config"]["burst_limit_s"], "burst_limit_s"))
     meters: dict[int, MeterState] = {}
     average = SliceState()
     for step in doc["steps"]:
         source = ipaddress.IPv4Address(step["ipv4_src"])
-        slot = aggregate_slot(config, doc["config"]["dp_sid"], source)
+        slot = aggregate_slot(params.prefix_mask, doc["config"]["dp_sid"], source)
         meters[slot], activity = abc_meter_step(
-            meters.get(slot, MeterState()), config, tables, step["t_ticks"], step["bytes"]
+            meters.get(slot, MeterState()), params, tables, step["t_ticks"], step["bytes"]
         )
         average, verdict = abc_slice_step(
-            average, config, tables, step["t_ticks"], activity, step["queue_delay"]
+            average, params, tables, step["t_ticks"], activity, step["queue_delay"]
         )
         assert {"slot": slot, "activity": activity, "verdict": verdict.value} == step["expect"]
     expected = doc["expected"]

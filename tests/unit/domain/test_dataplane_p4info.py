@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,13 @@ from google.protobuf import text_format
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.abc import (
+    MEMORY_MAX_S,
+    MEMORY_MIN_S,
+    REFERENCE_RATE_MIN_BPS,
+    AbcConfig,
+    AggregateKey,
+)
 from sliceportal.p4rt.proto import p4i as p4info_pb2
 
 P4INFO = Path(__file__).resolve().parents[3] / "p4" / "build" / "sliceportal.p4info.txtpb"
@@ -58,8 +66,19 @@ def extreme_entries() -> tuple[dp.TableEntry, ...]:
         marking_threshold_s=None,
         egress_port=1,
     )
+    steep = AbcConfig(
+        meter_memory_s=MEMORY_MAX_S,
+        average_memory_s=MEMORY_MIN_S,
+        reference_rate_bps=REFERENCE_RATE_MIN_BPS,
+        q_base_s=3.999,
+        gamma_s=c.BURST_LIMIT_MAX_NS / 1e9,
+        key=AggregateKey.SOURCE_PREFIX,
+        prefix_length=0,
+    )
+    abc = dataclasses.replace(top, dp_sid=3, name="abc", vlan_id=1, scheme=dp.Scheme.ABC,
+                              marking_threshold_s=None, abc=steep)  # fmt: skip
     route = dp.Route("10.0.0.0/8", 510, "ff:ff:ff:ff:ff:ff")
-    return dp.dataplane_entries([top, fast, best_effort], [route])
+    return dp.dataplane_entries([top, fast, best_effort, abc], [route])
 
 
 def test_entries_fit_the_p4info(info: p4info_pb2.P4Info) -> None:
@@ -72,6 +91,8 @@ def test_entries_fit_the_p4info(info: p4info_pb2.P4Info) -> None:
             field = fields[match.field]
             assert p4info_pb2.MatchField.MatchType.Name(field.match_type) == match.kind.upper()
             assert 0 <= match.value < 2**field.bitwidth
+            if match.kind == dp.MatchKind.RANGE:
+                assert match.high is not None and match.value <= match.high < 2**field.bitwidth
             if match.kind == dp.MatchKind.LPM:
                 assert match.prefix_len is not None and 0 < match.prefix_len <= field.bitwidth
                 assert match.value % 2 ** (field.bitwidth - match.prefix_len) == 0

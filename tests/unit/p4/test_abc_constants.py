@@ -12,7 +12,7 @@ import math
 from sliceportal.domain import abc
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.spec import MAX_BURST_LIMIT_S
-from sliceportal.domain.units import TICKS_PER_S
+from sliceportal.domain.units import TICKS_PER_S, floor_vq_units
 
 
 def test_fixed_point_constants_equal_the_reference() -> None:
@@ -93,12 +93,13 @@ def test_action_parameters_fit_their_widths() -> None:
     low = abc.AbcConfig(reference_rate_bps=abc.REFERENCE_RATE_MIN_BPS)
     high = abc.AbcConfig(reference_rate_bps=abc.REFERENCE_RATE_MAX_BPS)
     for config in (low, high):
-        assert 0 <= config.activity_offset < 1 << c.ABC_ACTIVITY_WIDTH
-    steep = abc.AbcConfig(gamma_s=MAX_BURST_LIMIT_S, burst_limit_s=MAX_BURST_LIMIT_S)
+        assert 0 <= config.params(0).activity_offset < 1 << c.ABC_ACTIVITY_WIDTH
+    burst = floor_vq_units(MAX_BURST_LIMIT_S, "burst")
+    steep = abc.AbcConfig(gamma_s=MAX_BURST_LIMIT_S, q_base_s=MAX_BURST_LIMIT_S).params(burst)
     assert steep.gamma < 1 << c.ABC_GAMMA_WIDTH
-    assert steep.burst_limit < 1 << c.VQ_PARAM_WIDTH  # q_min, q_base and c_delay: bit<48>
+    assert steep.q_base < 1 << c.VQ_PARAM_WIDTH  # q_min, q_base and c_delay: bit<48>
     longest = abc.AbcConfig(meter_memory_s=abc.MEMORY_MAX_S, average_memory_s=abc.MEMORY_MAX_S)
-    assert longest.meter_memory_ticks < 1 << c.ABC_MEMORY_WIDTH
+    assert longest.params(0).meter_memory < 1 << c.ABC_MEMORY_WIDTH
     assert round(abc.MEMORY_MAX_S * TICKS_PER_S) << c.ABC_STATE_FRAC_BITS < 1 << c.ABC_STATE_WIDTH
 
 
