@@ -21,19 +21,30 @@ from sliceportal.p4rt.p4info import ActionCall, P4InfoIndex, TableInfo
 
 IPV4_WIDTH = 32
 DEFAULT_TTL = 64
+DEFAULT_SOURCE = int(ipaddress.IPv4Address("192.0.2.1"))
+"""A packet's source address when the traffic names none (TEST-NET-1)."""
 
 
 @dataclass(frozen=True)
 class Headers:
-    """The header fields the program matches on. ``vlan_id`` None: no 802.1Q tag."""
+    """The header fields the program reads. ``vlan_id`` None: no 802.1Q tag; ``ipv4_src``
+    keys an abc slice's aggregates."""
 
     ipv4_dst: int
     vlan_id: int | None = None
     ttl: int = DEFAULT_TTL
+    ipv4_src: int = DEFAULT_SOURCE
 
     @classmethod
-    def parse(cls, ipv4_dst: str, vlan_id: int | None = None, ttl: int = DEFAULT_TTL) -> Headers:
-        return cls(int(ipaddress.IPv4Address(ipv4_dst)), vlan_id, ttl)
+    def parse(
+        cls,
+        ipv4_dst: str,
+        vlan_id: int | None = None,
+        ttl: int = DEFAULT_TTL,
+        ipv4_src: str | None = None,
+    ) -> Headers:
+        source = DEFAULT_SOURCE if ipv4_src is None else int(ipaddress.IPv4Address(ipv4_src))
+        return cls(int(ipaddress.IPv4Address(ipv4_dst)), vlan_id, ttl, source)
 
 
 @dataclass(frozen=True)

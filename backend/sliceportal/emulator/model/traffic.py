@@ -33,9 +33,12 @@ from sliceportal.domain import p4constants as c
 from sliceportal.emulator.layout import DCTCP_MIN_CWND, Congestion
 from sliceportal.emulator.model.kernel import MAX_FRAME_BYTES
 from sliceportal.emulator.model.ports import PortConfig, PortConfigError, check_port
+from sliceportal.emulator.model.program import DEFAULT_SOURCE as DEFAULT_SOURCE_ADDRESS
 from sliceportal.emulator.model.program import DEFAULT_TTL, Headers
 
 NS_PER_S = 1_000_000_000
+DEFAULT_SOURCE = str(ipaddress.IPv4Address(DEFAULT_SOURCE_ADDRESS))
+"""A source's IPv4 address when its profile names none: what ABC's aggregates key on."""
 ETHERNET_IPV4_FRAME = 1514
 """A full-size frame: 1500 bytes of IPv4 (the paper's MTU) plus the Ethernet header."""
 _BLOCK = 256  # random draws per refill
@@ -58,6 +61,7 @@ class SourceSpec:
     pattern: str
     ipv4_dst: str
     vlan_id: int | None = None
+    ipv4_src: str = DEFAULT_SOURCE
     ttl: int = DEFAULT_TTL
     frame_bytes: int = ETHERNET_IPV4_FRAME
     ecn: int = 0
@@ -75,7 +79,7 @@ class SourceSpec:
 
     @property
     def headers(self) -> Headers:
-        return Headers.parse(self.ipv4_dst, self.vlan_id, self.ttl)
+        return Headers.parse(self.ipv4_dst, self.vlan_id, self.ttl, self.ipv4_src)
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -89,6 +93,8 @@ class SourceSpec:
         }
         if self.vlan_id is not None:
             doc["vlan_id"] = self.vlan_id
+        if self.ipv4_src != DEFAULT_SOURCE:
+            doc["ipv4_src"] = self.ipv4_src
         if self.ttl != DEFAULT_TTL:
             doc["ttl"] = self.ttl
         if self.stop_s is not None:
@@ -161,6 +167,7 @@ _COMMON = {
     "name",
     "pattern",
     "ipv4_dst",
+    "ipv4_src",
     "vlan_id",
     "ttl",
     "frame_bytes",
@@ -169,6 +176,17 @@ _COMMON = {
     "stop_s",
     "enabled",
 }
+
+
+def _address(doc: dict[str, Any], key: str, where: str, default: str | None = None) -> str:
+    value = doc.get(key, default)
+    try:
+        if not isinstance(value, str):
+            raise ValueError(value)
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        raise ProfileError(f"{where}.{key}: must be an IPv4 address, got {value!r}") from None
+    return value
 
 
 def parse_source(doc: object, where: str = "source") -> SourceSpec:
@@ -185,13 +203,8 @@ def parse_source(doc: object, where: str = "source") -> SourceSpec:
     unknown = set(doc) - _COMMON - _KEYS[pattern]
     if unknown:
         raise ProfileError(f"{where}: unknown field(s) {sorted(unknown)} for pattern {pattern}")
-    dst = doc.get("ipv4_dst")
-    try:
-        if not isinstance(dst, str):
-            raise ValueError(dst)
-        ipaddress.IPv4Address(dst)
-    except ValueError:
-        raise ProfileError(f"{where}.ipv4_dst: must be an IPv4 address, got {dst!r}") from None
+    dst = _address(doc, "ipv4_dst", where)
+    src = _address(doc, "ipv4_src", where, DEFAULT_SOURCE)
     vlan = doc.get("vlan_id")
     if vlan is not None:
         vlan = _integer(doc, "vlan_id", where, 0, 0, (1 << c.VLAN_ID_WIDTH) - 1)
@@ -211,6 +224,7 @@ def parse_source(doc: object, where: str = "source") -> SourceSpec:
         name=name,
         pattern=pattern,
         ipv4_dst=dst,
+        ipv4_src=src,
         vlan_id=vlan,
         ttl=_integer(doc, "ttl", where, DEFAULT_TTL, 0, 255),
         frame_bytes=_integer(doc, "frame_bytes", where, ETHERNET_IPV4_FRAME, 64, MAX_FRAME_BYTES),
