@@ -15,6 +15,7 @@ with the reference pipeline, after checking the hand-written outcomes against it
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -56,6 +57,8 @@ REGISTERS = {
     "codel_last_count": dp.CODEL_LAST_COUNT_REGISTER,
     "codel_drop_next": dp.CODEL_DROP_NEXT_REGISTER,
     "codel_first_above": dp.CODEL_FIRST_ABOVE_REGISTER,
+    **{name.rsplit(".", 1)[-1]: name for name in dp.ABC_METER_REGISTERS},
+    **{name.rsplit(".", 1)[-1]: name for name in dp.ABC_AVERAGE_REGISTERS},
 }
 
 
@@ -115,11 +118,15 @@ def _slice(doc: dict[str, Any]) -> dp.DataplaneSlice:
     doc.setdefault("marking_threshold_s", None)
     if "codel" in doc:
         doc["codel"] = CodelConfig.from_seconds(**doc["codel"])
+    if "abc" in doc:
+        doc["abc"] = dp.abc_config(doc["abc"], doc["rate_bps"], doc["burst_limit_s"])
     return dp.DataplaneSlice(**doc)
 
 
 def _packet(doc: dict[str, Any]) -> PacketStep:
-    headers = Headers.parse(doc["ipv4_dst"], doc.get("vlan_id"), doc.get("ttl", DEFAULT_TTL))
+    headers = Headers.parse(
+        doc["ipv4_dst"], doc.get("vlan_id"), doc.get("ttl", DEFAULT_TTL), doc.get("ipv4_src")
+    )
     packet = Packet(doc["t_ns"], headers, doc["bytes"], doc.get("ecn", 0))
     return PacketStep(packet, L.Outcome[doc["expect"].upper()])
 
@@ -136,6 +143,7 @@ def entries_json(entries: Sequence[dp.TableEntry]) -> list[dict[str, Any]]:
             "action": e.action,
             "params": dict(e.params),
         }
+        | ({"priority": e.priority} if e.priority else {})
         for e in entries
     ]
 
@@ -166,9 +174,26 @@ def load(path: Path) -> Vector:
     )
 
 
-def _state(vector: Vector) -> DeviceState:
+@functools.cache
+def _function_tables() -> DeviceState:
+    """A switch holding ABC's function tables (57k rows, a second to install)."""
     state = DeviceState(P4InfoIndex.from_file(DEFAULT_P4INFO))
-    install(state, dp.dataplane_entries(vector.slices, vector.routes))
+    for table in dp.ABC_LOOKUP_TABLES:
+        install(state, dp.abc_function_entries(table))
+    return state
+
+
+def _state(vector: Vector) -> DeviceState:
+    """A switch with the vector's entries. ABC's function tables, the same for every abc
+    slice and never written by a step, are installed once and shared between switches."""
+    state = DeviceState(P4InfoIndex.from_file(DEFAULT_P4INFO))
+    entries = dp.dataplane_entries(vector.slices, vector.routes)
+    shared = set(dp.ABC_LOOKUP_TABLES)
+    if any(entry.table in shared for entry in entries):
+        for table_id, table in _function_tables().tables.items():
+            if table.info.name in shared:
+                state.tables[table_id] = table
+    install(state, [entry for entry in entries if entry.table not in shared])
     install_meters(state, dp.meter_configs(vector.slices))
     return state
 
