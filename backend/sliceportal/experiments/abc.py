@@ -78,32 +78,35 @@ byte counters tell the two clients apart (`split`)."""
 
 UTILISATION_MIN = 0.9
 """Both schemes keep the slice busy: the clients' goodputs add up to at least this share of
-the slice's goodput capacity (`goodput_capacity_bps`)."""
+the slice's goodput capacity (`goodput_capacity_bps`; 0.95 at least measured)."""
 TAIL_PROPORTION_TOLERANCE = 0.1
 """Fig. 4, tail drop: client 0's share of the goodput is within this of its share of the
-offered rates (0.08 at most measured: strictly periodic senders, docs/emulator.md)."""
-TAIL_FLOW_SHARE_TOLERANCE = 0.05
-"""Fig. 5, tail drop: client 0's share is within this of n/(n+1), every flow alike (0.036 at
-most measured over seeds 1-5)."""
+offered rates (0.082 at most measured, at 80 Mbit/s: strictly periodic senders,
+docs/emulator.md; CBR runs do not depend on the seed)."""
+TAIL_FLOW_SHARE_TOLERANCE = 0.06
+"""Fig. 5, tail drop: client 0's share is within this of n/(n+1), every flow alike (0.039 at
+most measured, seeds 1-10 at 20 and 30 s, seeds 1-5 at 60 s; 10 s runs reach 0.074)."""
 STARVED_MAX = 0.05
 """Fig. 6, tail drop: 'hardly any goodput' for client 1 once client 0 sends 50 Mbit/s or more
 (0.8 Mbit/s at most measured, 1.7 %)."""
-LEFTOVER_MIN = 0.8
+LEFTOVER_MIN = 0.9
 """Fig. 6, tail drop: below the bottleneck's rate client 1 gets at least this much of what
-client 0 leaves."""
+client 0 leaves (0.97 at least measured)."""
 CBR_DELIVERED_MIN = 0.95
 """A CBR client that sends less than its fair share (with ABC) or than the bottleneck's rate
-(with tail drop, against TCP) gets at least this much of what it sends."""
+(with tail drop, against TCP) gets at least this much of what it sends (0.99 measured)."""
 ABC_PROTECTED_MIN = 0.9
 """Fig. 4, abc: client 1 keeps at least this share of its 40 Mbit/s against a heavier
 client 0."""
-ABC_HEAVY_MAX_RATIO = 0.8
+ABC_HEAVY_MAX_RATIO = 0.5
 """Fig. 4, abc: a heavier client 0 gets at most this times client 1's goodput."""
-ABC_FAIR_SHARE_MIN = 0.4
+ABC_FAIR_SHARE_MIN = 0.45
 """Fig. 5, abc: client 1's single flow keeps at least this share, whatever n."""
-ABC_TCP_SHARE_MIN = 0.25
-"""Fig. 6, abc: client 1's TCP keeps at least this share of the slice when client 0 sends
-50 Mbit/s or more (the paper: 16 of 48 Mbit/s, a third)."""
+ABC_TCP_SHARE_MIN = 0.5
+"""Fig. 6, abc: client 1's TCP keeps at least half the slice (its fair share) when client 0
+sends 50 Mbit/s or more."""
+PAPER_CBR_CAP_BPS = 32 * MBPS
+"""Fig. 6, abc: client 0 'can increase its goodput only up to 32 Mb/s'."""
 
 PAPER_GOODPUT_BPS = 4170 * PAYLOAD_BYTES * 8
 """What the paper's bottleneck carried at most: its switch sent 4,170 packets/s (section 5.1),
@@ -584,6 +587,14 @@ def _fig6_checks(rows: Sequence[Row]) -> list[Check]:
             weakest.client1_bps >= ABC_TCP_SHARE_MIN * capacity,
             f"client 1 at least {_mbps(weakest.client1_bps)} Mbit/s (at {_label(weakest)}; at "
             f"least {ABC_TCP_SHARE_MIN:.0%} of {_mbps(capacity)})",
+        )
+    )
+    greediest = max(abc, key=lambda r: r.client0_bps)
+    out.append(
+        Check(
+            "abc: client 0's CBR gets at most the paper's 32 Mbit/s, however much it sends",
+            greediest.client0_bps <= PAPER_CBR_CAP_BPS,
+            f"client 0 at most {_mbps(greediest.client0_bps)} Mbit/s (at {_label(greediest)})",
         )
     )
     return out + _busy(figure, rows)
