@@ -15,7 +15,6 @@ with the reference pipeline, after checking the hand-written outcomes against it
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -31,7 +30,7 @@ from sliceportal.domain.reconcile import UpdateKind
 from sliceportal.emulator import layout as L
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
 from sliceportal.emulator.model.engine import NEVER_NS, Engine
-from sliceportal.emulator.model.entries import install, install_meters
+from sliceportal.emulator.model.entries import install, install_meters, install_switch
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.program import DEFAULT_TTL, Headers
 from sliceportal.emulator.model.reference import Decision, Packet, ReferenceSwitch
@@ -174,26 +173,9 @@ def load(path: Path) -> Vector:
     )
 
 
-@functools.cache
-def _function_tables() -> DeviceState:
-    """A switch holding ABC's function tables (57k rows, a second to install)."""
-    state = DeviceState(P4InfoIndex.from_file(DEFAULT_P4INFO))
-    for table in dp.ABC_LOOKUP_TABLES:
-        install(state, dp.abc_function_entries(table))
-    return state
-
-
 def _state(vector: Vector) -> DeviceState:
-    """A switch with the vector's entries. ABC's function tables, the same for every abc
-    slice and never written by a step, are installed once and shared between switches."""
     state = DeviceState(P4InfoIndex.from_file(DEFAULT_P4INFO))
-    entries = dp.dataplane_entries(vector.slices, vector.routes)
-    shared = set(dp.ABC_LOOKUP_TABLES)
-    if any(entry.table in shared for entry in entries):
-        for table_id, table in _function_tables().tables.items():
-            if table.info.name in shared:
-                state.tables[table_id] = table
-    install(state, [entry for entry in entries if entry.table not in shared])
+    install_switch(state, dp.dataplane_entries(vector.slices, vector.routes))
     install_meters(state, dp.meter_configs(vector.slices))
     return state
 
