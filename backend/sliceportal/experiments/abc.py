@@ -27,7 +27,8 @@ import csv
 import ipaddress
 import itertools
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -404,6 +405,10 @@ def checks(name: str, rows: Sequence[Row]) -> list[Check]:
     return _CHECKS[name](rows)
 
 
+_SCHEME_LABEL = {dp.Scheme.TAIL_DROP: "tail drop", dp.Scheme.ABC: "abc"}
+"""How the checks' names start: each check is about one scheme's rows."""
+
+
 def _by(rows: Sequence[Row], scheme: dp.Scheme) -> list[Row]:
     return [r for r in rows if r.scheme == scheme.value]
 
@@ -443,7 +448,7 @@ def _busy(figure: AbcFigure, rows: Sequence[Row]) -> list[Check]:
         total = low.client0_bps + low.client1_bps
         out.append(
             Check(
-                f"{scheme}: the bottleneck stays busy",
+                f"{_SCHEME_LABEL[scheme]}: the bottleneck stays busy",
                 total >= UTILISATION_MIN * capacity,
                 f"at least {_mbps(total)} of {_mbps(capacity)} Mbit/s of goodput "
                 f"(the least at {_label(low)}; at least {UTILISATION_MIN:.0%})",
@@ -471,7 +476,7 @@ def _fig4_checks(rows: Sequence[Row]) -> list[Check]:
             + " Mbit/s",
         )
     ]
-    worst = max(tail, key=lambda r: abs(_share(r) - _offered_share(r)))
+    worst = _most(tail, lambda r: abs(_share(r) - _offered_share(r)))
     out.append(
         Check(
             "tail drop: goodput near proportion to the offered rates",
@@ -504,17 +509,35 @@ def _fig4_checks(rows: Sequence[Row]) -> list[Check]:
     out.append(
         Check(
             "abc: a heavier client 0 gets clearly less than client 1",
-            all(r.client0_bps <= ABC_HEAVY_MAX_RATIO * r.client1_bps for r in heavy),
+            all(_ratio(r) <= ABC_HEAVY_MAX_RATIO for r in heavy),
             "client 0 / client 1: "
-            + ", ".join(f"{r.client0_bps / r.client1_bps:.2f}" for r in heavy)
+            + ", ".join(f"{_ratio(r):.2f}" for r in heavy)
             + f" (at most {ABC_HEAVY_MAX_RATIO})",
         )
     )
     return out + _busy(figure, rows)
 
 
+def _most(rows: Sequence[Row], value: Callable[[Row], float]) -> Row:
+    """The row with the largest ``value``, a NaN before any number."""
+    return max(rows, key=lambda r: (math.isnan(value(r)), value(r)))
+
+
+def _least(rows: Sequence[Row], value: Callable[[Row], float]) -> Row:
+    """The row with the smallest ``value``, a NaN before any number."""
+    return min(rows, key=lambda r: (not math.isnan(value(r)), value(r)))
+
+
+def _ratio(row: Row) -> float:
+    """Client 0's goodput over client 1's; NaN when client 1 got nothing."""
+    return row.client0_bps / row.client1_bps if row.client1_bps > 0 else math.nan
+
+
 def _share(row: Row) -> float:
-    return row.client0_bps / (row.client0_bps + row.client1_bps)
+    """Client 0's share of the goodput; NaN when nothing got through (every check on it
+    fails)."""
+    total = row.client0_bps + row.client1_bps
+    return row.client0_bps / total if total > 0 else math.nan
 
 
 def _offered_share(row: Row) -> float:
@@ -525,7 +548,7 @@ def _offered_share(row: Row) -> float:
 def _fig5_checks(rows: Sequence[Row]) -> list[Check]:
     figure = FIGURES["abc-fig5"]
     tail, abc = _by(rows, dp.Scheme.TAIL_DROP), _by(rows, dp.Scheme.ABC)
-    worst = max(tail, key=lambda r: abs(_share(r) - _flow_share(r)))
+    worst = _most(tail, lambda r: abs(_share(r) - _flow_share(r)))
     out = [
         Check(
             "tail drop: the clients share per flow (client 0 gets n/(n+1))",
@@ -536,7 +559,7 @@ def _fig5_checks(rows: Sequence[Row]) -> list[Check]:
             f"{TAIL_FLOW_SHARE_TOLERANCE} apart)",
         )
     ]
-    weakest = min(abc, key=lambda r: 1 - _share(r))
+    weakest = _least(abc, lambda r: 1 - _share(r))
     out.append(
         Check(
             "abc: client 1's one flow keeps about half the bottleneck whatever n",
