@@ -1,10 +1,8 @@
 """`sliceportal experiment abc-fig4/5/6`: P4-ABC's Figs. 4-6 in a slice, shortened to 20 s.
 
-The ABC claims are expected to fail (strict xfail) until the virtual queue stops counting the
-frames ABC drops: vqueue.p4 adds a packet's time before SliceAbc decides, so under sustained
-overload the slice's virtual queue sits at its burst limit, above every T_drop, and ABC drops
-everything (docs/emulator.md, "P4-ABC's Figs. 4-6"). Once that is fixed these tests pass, the
-xfail turns them into failures, and the marker goes.
+The ABC claims hold only because the virtual queue gives back the time of a packet ABC drops
+(vq_return): before that, under sustained overload the dropped packets alone held the queue at
+its burst limit, above every T_drop, and ABC dropped everything.
 """
 
 from __future__ import annotations
@@ -20,11 +18,6 @@ from sliceportal.experiments import abc
 
 ROW_KEYS = {"scheme", "client0_offered_bps", "client0_flows", "client0_bps", "client1_bps"}
 DURATION, WARMUP = "20", "5"
-ABC_PENDING = pytest.mark.xfail(
-    strict=True,
-    reason="ABC's drops stay in the slice's virtual queue (vqueue.p4): under overload it sits "
-    "at the burst limit and ABC drops every packet",
-)
 MBPS = 1e6
 
 Result = tuple[int, dict[str, object], Path]
@@ -79,7 +72,6 @@ def test_fig4_tail_drop_rewards_the_heavy_cbr_client(fig4: Result) -> None:
         assert tail["client0_bps"] > tail["client1_bps"]
 
 
-@ABC_PENDING
 def test_fig4_abc_protects_the_light_cbr_client(fig4: Result) -> None:
     assert_passed(fig4)
     rows = rows_of(fig4[1])
@@ -95,7 +87,6 @@ def test_fig5_tail_drop_shares_per_flow(fig5: Result) -> None:
     assert tail["client1_bps"] < 0.2 * (tail["client0_bps"] + tail["client1_bps"])
 
 
-@ABC_PENDING
 def test_fig5_abc_shares_per_client_not_per_flow(fig5: Result) -> None:
     assert_passed(fig5)
     aqm = rows_of(fig5[1])[("abc", None, 8)]
@@ -107,7 +98,6 @@ def test_fig6_tail_drop_starves_the_tcp_client(fig6: Result) -> None:
     assert rows_of(fig6[1])[("tail_drop", 80e6, 1)]["client1_bps"] < 2 * MBPS
 
 
-@ABC_PENDING
 def test_fig6_abc_keeps_the_tcp_client_alive_against_cbr(fig6: Result) -> None:
     assert_passed(fig6)
     assert rows_of(fig6[1])[("abc", 80e6, 1)]["client1_bps"] > 20 * MBPS
