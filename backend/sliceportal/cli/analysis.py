@@ -1,4 +1,5 @@
-"""``analyze``, ``min-capacity`` and ``plan-priorities``: the analytics on a JSON link document.
+"""``analyze``, ``min-capacity`` and ``plan-priorities``: the analytics on a JSON link document;
+``analyze-network``: end-to-end bounds along ordered paths through several links.
 
 Input (FILE or ``-`` for stdin)::
 
@@ -14,6 +15,17 @@ may name its queue-management scheme (``scheme``: tail_drop, the default, ecn_st
 is checked as a deployment would check it and does not change the bounds. Each
 command prints one JSON document on stdout; bad input gives exit status 2 and one line on
 stderr naming the field. These documents are a stable contract for other tools.
+
+``analyze-network`` reads a network instead (docs/analysis.md, "End to end")::
+
+    {"mtu_bytes": 1500,
+     "links": [{"name": "A", "capacity_bps": 1e8, "propagation_s": 0.001}, ...],
+     "slices": [{"name": "voice", "rate_bps": 1e7, "priority": 6, "burst_limit_s": 0.01,
+                 "delay_target_s": 0.008, "path": ["A", "B"]}, ...]}
+
+and prints ``{"model", "admissible", "slices": [{"name", "path", "hops": [{"link",
+"bound_s"}], "end_to_end_s", "delay_target_s", "meets_target"}]}`` in input order. A slice's
+fields mean what they mean for ``analyze``; its ``delay_target_s`` is its end-to-end target.
 """
 
 from __future__ import annotations
@@ -30,8 +42,14 @@ from sliceportal.domain import (
     parse_link_input,
     plan_priorities,
 )
+from sliceportal.domain.admission.endtoend import analyze_paths
 from sliceportal.domain.planning import DEFAULT_TIME_BUDGET_S
-from sliceportal.domain.spec import DEFAULT_MODEL, MAX_DELAY_TARGET_S, SLICE_LEVELS
+from sliceportal.domain.spec import (
+    DEFAULT_MODEL,
+    MAX_DELAY_TARGET_S,
+    SLICE_LEVELS,
+    parse_network_input,
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,9 +92,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     plan_parser.set_defaults(handler=run_plan_priorities)
 
+    network_parser = subparsers.add_parser(
+        "analyze-network",
+        help="end-to-end worst-case delay of every slice along its path through several links",
+        description="Per-hop and end-to-end worst-case delay of every slice along its ordered "
+        "path (bursts grow hop by hop; under netcalc the tighter of the per-hop sum and the "
+        "concatenation of the hops), against its delay target.",
+    )
+    _common(network_parser, "network document (JSON), or - for stdin")
+    network_parser.set_defaults(handler=run_analyze_network)
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="link document (JSON), or - for stdin")
+
+def _common(
+    parser: argparse.ArgumentParser, document: str = "link document (JSON), or - for stdin"
+) -> None:
+    parser.add_argument("file", metavar="FILE", help=document)
     parser.add_argument(
         "--model",
         choices=[model.value for model in Model],
@@ -156,4 +186,10 @@ def run_plan_priorities(args: argparse.Namespace) -> int:
         time_budget_s=args.time_budget,
     )
     write_json({"model": model.value, **plan.to_dict()})
+    return 0
+
+
+def run_analyze_network(args: argparse.Namespace) -> int:
+    network = parse_network_input(read_json(args.file))
+    write_json(analyze_paths(network.links, network.slices, Model(args.model)).to_dict())
     return 0

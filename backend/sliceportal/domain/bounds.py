@@ -124,6 +124,52 @@ def sound_aggregates(agg: LevelAggregates, framing: Framing) -> LevelAggregates:
     )
 
 
+def _blocking_frames(sound: LevelAggregates) -> list[int]:
+    """Per level, the largest frame of any lower level (best effort's included), in the
+    :func:`sound_aggregates`' bytes: what may be on the wire when a burst of the level arrives."""
+    below_packet = [0] * NUM_LEVELS
+    largest = 0
+    for k in range(NUM_LEVELS):
+        below_packet[k] = largest
+        largest = max(largest, sound.max_packet_bytes[k])
+    return below_packet
+
+
+@dataclass(frozen=True, slots=True)
+class LevelService:
+    """The service curve netcalc's bound of a level comes from: the link serves the level's
+    traffic at least like a rate-latency server ``β(t) = R·(t − T)⁺`` (docs/analysis.md).
+
+    ``R = C − Σ_{i>p} L'_i`` (wire bit/s) and ``T = 8·(Σ_{i>p} b'_i + M_p) / R``: the levels
+    above take their rates, their bursts and one lower frame on the wire delay the start. The
+    level's bound is ``T + 8·b'_p / R``. End-to-end analysis concatenates these curves.
+    """
+
+    rate_bps: float
+    """``R``; at most 0 when the levels above take the whole link."""
+    latency_s: float
+    """``T``; inf when ``R ≤ 0``."""
+
+
+def level_services(
+    agg: LevelAggregates, capacity_bps: float, framing: Framing = STANDARD_FRAMING
+) -> tuple[LevelService, ...]:
+    """The leftover service curve of every level (index = priority) under netcalc, from the
+    same sound aggregates, in the same order of sums, as :func:`evaluate_levels`."""
+    sound = sound_aggregates(agg, framing)
+    below_packet = _blocking_frames(sound)
+    services = [LevelService(0.0, math.inf)] * NUM_LEVELS
+    above_rate = 0.0
+    above_burst = 0.0
+    for k in _LEVELS_DOWN:
+        r = capacity_bps - above_rate
+        latency = 8.0 * (above_burst + below_packet[k]) / r if r > 0 else math.inf
+        services[k] = LevelService(r, latency)
+        above_rate += sound.rate_bps[k]
+        above_burst += sound.burst_bytes[k]
+    return tuple(services)
+
+
 @dataclass(frozen=True, slots=True)
 class LevelBounds:
     """The evaluation of one link at one capacity, per level (index = priority)."""
@@ -170,11 +216,7 @@ def evaluate_levels(
             above = cum
     else:
         agg = sound_aggregates(agg, framing)
-        below_packet = [0] * NUM_LEVELS
-        largest = 0
-        for k in range(NUM_LEVELS):
-            below_packet[k] = largest
-            largest = max(largest, agg.max_packet_bytes[k])
+        below_packet = _blocking_frames(agg)
         burst = 0.0
         for k in _LEVELS_DOWN:
             r = capacity_bps - above

@@ -489,3 +489,158 @@ def _parse_slice(
         mtu_bytes=mtu,
         field_prefix=prefix,
     )
+
+
+# --- Networks: links with propagation delays, slices with ordered paths -----------------------
+
+_NETWORK_KEYS = ("mtu_bytes", "links", "slices")
+_NETWORK_LINK_KEYS = ("name", "capacity_bps", "propagation_s")
+_PATH_KEY = "path"
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkLink:
+    """One egress port of a network as the end-to-end analysis sees it: its capacity, the
+    propagation delay to the next switch, and what its capacity counts (:class:`Framing`)."""
+
+    id: int
+    """How paths name it (the CLI: its position in the document; the API: its stored id)."""
+    name: str
+    capacity_bps: float
+    propagation_s: float = 0.0
+    framing: Framing = STANDARD_FRAMING
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "name")
+        object.__setattr__(self, "capacity_bps", check_capacity(self.capacity_bps))
+        object.__setattr__(self, "propagation_s", check_propagation(self.propagation_s))
+
+
+@dataclass(frozen=True, slots=True)
+class RoutedSlice:
+    """A slice and the links it crosses, in order (link ids). Its ``delay_target_s`` is the
+    target of its end-to-end bound."""
+
+    spec: SliceSpec
+    path: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkInput:
+    """The validated document of ``sliceportal analyze-network``."""
+
+    mtu_bytes: int
+    links: tuple[NetworkLink, ...]
+    slices: tuple[RoutedSlice, ...]
+
+
+def check_propagation(value: object, field: str = "propagation_s") -> float:
+    """A link's propagation delay in seconds (0 allowed)."""
+    return check_number(value, field, maximum=MAX_TIME_S, allow_zero=True)
+
+
+def check_network(links: tuple[NetworkLink, ...], slices: tuple[RoutedSlice, ...]) -> None:
+    """Links with distinct ids and names, slices with distinct names and paths of at least one
+    known link, none twice (a path through the same port twice is a routing loop)."""
+    ids = _check_links(links)
+    check_unique_names(tuple(routed.spec for routed in slices))
+    for index, routed in enumerate(slices):
+        field = f"slices[{index}].{_PATH_KEY}"
+        if not routed.path:
+            raise SpecError(field, "must name at least one link")
+        seen: dict[int, int] = {}
+        for hop, link_id in enumerate(routed.path):
+            if link_id not in ids:
+                raise SpecError(f"{field}[{hop}]", f"unknown link id {link_id}")
+            first = seen.setdefault(link_id, hop)
+            if first != hop:
+                raise SpecError(
+                    f"{field}[{hop}]",
+                    f"link {links[ids[link_id]].name!r} appears twice "
+                    f"(already {_PATH_KEY}[{first}]): a path crosses each link once",
+                )
+
+
+def _check_links(links: tuple[NetworkLink, ...]) -> dict[int, int]:
+    """Distinct ids and names; the position of each id."""
+    ids: dict[int, int] = {}
+    names: dict[str, int] = {}
+    for index, link in enumerate(links):
+        first = ids.setdefault(link.id, index)
+        if first != index:
+            raise SpecError(f"links[{index}].id", f"duplicate id {link.id} (links[{first}])")
+        first = names.setdefault(link.name, index)
+        if first != index:
+            raise SpecError(
+                f"links[{index}].name",
+                f"duplicate name {link.name!r} (already used by links[{first}])",
+            )
+    return ids
+
+
+def parse_network_input(doc: object) -> NetworkInput:
+    """Validate the network document (already decoded), naming bad fields as
+    :func:`parse_link_input` does. Paths name links; they become link ids (positions)."""
+    if not isinstance(doc, Mapping):
+        raise SpecError("input", "must be a JSON object with links and slices")
+    _reject_unknown(doc, _NETWORK_KEYS, "")
+    mtu = DEFAULT_MTU_BYTES
+    if doc.get("mtu_bytes") is not None:
+        mtu = check_integer(doc["mtu_bytes"], "mtu_bytes", minimum=1, maximum=MAX_PACKET_BYTES)
+    framing = Framing.of_link(mtu)
+    links = tuple(
+        _parse_network_link(item, index, framing)
+        for index, item in enumerate(_required_list(doc, "links", "link"))
+    )
+    _check_links(links)
+    by_name = {link.name: link.id for link in links}
+    slices = []
+    for index, item in enumerate(_required_list(doc, "slices", "slice")):
+        prefix = f"slices[{index}]."
+        spec = _parse_slice(item, prefix, mtu, (_PATH_KEY,))
+        assert isinstance(item, Mapping)  # _parse_slice checked it
+        slices.append(RoutedSlice(spec, _parse_path(item.get(_PATH_KEY), prefix, by_name)))
+    routed = tuple(slices)
+    check_network(links, routed)
+    return NetworkInput(mtu, links, routed)
+
+
+def _required_list(doc: Mapping[str, object], key: str, what: str) -> list[object]:
+    items = doc.get(key)
+    if items is None:
+        raise SpecError(key, "is required")
+    if not isinstance(items, list):
+        raise SpecError(key, f"must be a list of {what} objects")
+    return items
+
+
+def _parse_network_link(item: object, index: int, framing: Framing) -> NetworkLink:
+    prefix = f"links[{index}]."
+    if not isinstance(item, Mapping):
+        raise SpecError(prefix.rstrip("."), "must be an object")
+    _reject_unknown(item, _NETWORK_LINK_KEYS, prefix)
+    for required in ("name", "capacity_bps"):
+        if item.get(required) is None:
+            raise SpecError(prefix + required, "is required")
+    name = _check_name(item["name"], prefix + "name")
+    capacity = check_capacity(item["capacity_bps"], prefix + "capacity_bps")
+    propagation = 0.0
+    if item.get("propagation_s") is not None:
+        propagation = check_propagation(item["propagation_s"], prefix + "propagation_s")
+    return NetworkLink(index, name, capacity, propagation, framing)
+
+
+def _parse_path(value: object, prefix: str, links: Mapping[str, int]) -> tuple[int, ...]:
+    field = prefix + _PATH_KEY
+    if value is None:
+        raise SpecError(field, "is required")
+    if not isinstance(value, list):
+        raise SpecError(field, "must be a list of link names")
+    path = []
+    for hop, name in enumerate(value):
+        if not isinstance(name, str):
+            raise SpecError(f"{field}[{hop}]", "must be a link name (a string)")
+        if name not in links:
+            raise SpecError(f"{field}[{hop}]", f"unknown link {name!r}")
+        path.append(links[name])
+    return tuple(path)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from domain_strategies import as_infinite, capacities, slice_lists
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from paper_slices import MBPS, paper_slices
 
 from sliceportal.domain import (
@@ -17,7 +18,13 @@ from sliceportal.domain import (
     analyze_arrays,
     slice_arrays,
 )
-from sliceportal.domain.bounds import TIMESTAMP_TICK_S, aggregate_arrays, sound_aggregates
+from sliceportal.domain.bounds import (
+    TIMESTAMP_TICK_S,
+    aggregate_arrays,
+    evaluate_levels,
+    level_services,
+    sound_aggregates,
+)
 from sliceportal.domain.spec import DEFAULT_MODEL, STANDARD_FRAMING, Framing
 
 
@@ -288,3 +295,28 @@ def test_slice_arrays_are_the_spec_columns_from_any_iterable(slices: list[SliceS
         assert arrays.burst_bytes.tolist() == [s.burst_bytes for s in slices]
         assert arrays.delay_target_s.tolist() == [s.delay_target_s for s in slices]
         assert arrays.max_packet_bytes.tolist() == [float(s.max_packet_bytes) for s in slices]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    slices=slice_lists(min_size=1),
+    capacity=capacities,
+    framing=st.sampled_from([STANDARD_FRAMING, Framing(1518, 24), Framing(9018)]),
+)
+def test_the_level_service_curve_gives_the_netcalc_bound(
+    slices: list[SliceSpec], capacity: float, framing: Framing
+) -> None:
+    """The rate-latency curve each level gets (`level_services`, what end-to-end paths
+    concatenate) is the one netcalc's bound comes from: d_p = T_p + 8·b'_p/R_p wherever the
+    level's rates fit."""
+    agg = aggregate_arrays(slice_arrays(slices))
+    levels = evaluate_levels(agg, capacity, Model.NETCALC, framing)
+    services = level_services(agg, capacity, framing)
+    scale = framing.rate_factor
+    for p in {spec.priority for spec in slices}:
+        assert services[p].rate_bps == levels.residual_bps[p]
+        if levels.overflow[p]:
+            continue
+        burst = scale * (agg.burst_bytes[p] + agg.rate_bps[p] * TIMESTAMP_TICK_S / 8)
+        expected = services[p].latency_s + 8 * burst / services[p].rate_bps
+        assert expected == pytest.approx(levels.bound_s[p], rel=1e-12)

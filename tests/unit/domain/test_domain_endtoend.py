@@ -64,10 +64,16 @@ def test_an_empty_path_costs_nothing() -> None:
     assert path.meets_target
 
 
-@pytest.mark.parametrize("target", [0.0, -1.0, math.nan, math.inf])
-def test_a_target_must_be_positive_and_finite(target: float) -> None:
-    with pytest.raises(ValueError, match="positive finite"):
+@pytest.mark.parametrize("target", [-1.0, -1e-300, math.nan, math.inf])
+def test_a_target_must_be_finite_and_not_negative(target: float) -> None:
+    with pytest.raises(ValueError, match="finite number of seconds, at least 0"):
         path_bound(_hops(MS), target_s=target)
+
+
+def test_a_zero_target_is_met_only_without_queueing() -> None:
+    """A burst limit of 0 makes the default target 0 (`slice_spec`): allowed, as per hop."""
+    assert not path_bound(_hops(MS), target_s=0.0).meets_target
+    assert path_bound(_hops(0.0, 0.0), target_s=0.0).meets_target
 
 
 def test_the_reason_names_bound_target_and_worst_hop() -> None:
@@ -126,6 +132,13 @@ def test_hop_bound_of_an_overflowing_level_is_unbounded_even_where_harkous_is_fi
     assert levels.overflow[3] and math.isfinite(levels.bound_s[3])
     assert hop_bound(levels, 3) is None
     assert hop_bound(levels, 7) == pytest.approx(8e3 / 100e6)
+
+
+def test_the_budget_pays_every_hop_s_propagation_too() -> None:
+    hops = [Hop(1, "a", 2 * MS, 0.5 * MS), Hop(2, "b", 7 * MS, 1 * MS)]
+    path = path_bound(hops, target_s=5 * MS)
+    assert hop_budget(path, path.hops[1]) == pytest.approx(1.5 * MS)
+    assert hop_budget(path_bound(hops, target_s=3.4 * MS), path.hops[1]) is None
 
 
 def test_the_budget_is_the_target_minus_the_other_hops() -> None:
@@ -226,3 +239,17 @@ def test_paths_are_frozen_values() -> None:
     assert isinstance(path, PathBound)
     with pytest.raises(AttributeError):
         path.total_s = 0.0  # type: ignore[misc]
+
+
+def test_path_bound_adds_propagation_and_takes_the_tighter_result() -> None:
+    hops = [Hop(1, "a", 2 * MS, 1 * MS), Hop(2, "b", 3 * MS, 0.5 * MS)]
+    summed = path_bound(hops, 7 * MS)
+    assert summed.per_hop_sum_s == pytest.approx(6.5 * MS)
+    assert summed.total_s == summed.per_hop_sum_s and summed.method == "per-hop sum"
+    tighter = path_bound(hops, 6 * MS, concatenation_s=5.5 * MS)
+    assert tighter.total_s == 5.5 * MS and tighter.method == "concatenation"
+    assert tighter.meets_target and tighter.slack_s == pytest.approx(0.5 * MS)
+    looser = path_bound(hops, 6 * MS, concatenation_s=9 * MS)
+    assert looser.total_s == pytest.approx(6.5 * MS) and not looser.meets_target
+    assert path_bound(hops, concatenation_s=math.inf).concatenation_s is None
+    assert path_bound([Hop(1, "a", 0.0)], 0.0).meets_target  # a zero target is allowed

@@ -23,14 +23,17 @@ from sliceportal.domain.spec import MAX_RATE_BPS, STANDARD_FRAMING, Framing, Mod
 
 
 def hop_budget(path: PathBound, hop: Hop) -> float | None:
-    """What the target leaves for `hop` once the other hops are paid; ``None`` when nothing
-    (no target, another hop unbounded, or the others alone reach the target)."""
+    """What the target leaves for `hop` once the other hops and every hop's propagation
+    delay are paid; ``None`` when nothing (no target, another hop unbounded, or the others
+    alone reach the target)."""
     if path.target_s is None:
         return None
     others = [h.bound_s for h in path.hops if h is not hop]
     if any(bound is None for bound in others):
         return None
-    budget = path.target_s - math.fsum(bound for bound in others if bound is not None)
+    paid = [bound for bound in others if bound is not None]
+    paid += [h.propagation_s for h in path.hops]
+    budget = path.target_s - math.fsum(paid)
     return budget if budget > 0 else None
 
 
