@@ -761,13 +761,15 @@ def decay_memories(entries: Iterable[TableEntry]) -> set[tuple[str, int]]:
     return {(e.table, e.match[0].value) for e in entries if e.table in ABC_DECAY_TABLES}
 
 
-def check_decay_memories(slices: Iterable[DataplaneSlice]) -> None:
+def check_decay_memories(slices: Iterable[DataplaneSlice | SlicePolicy]) -> None:
     """Refuse the slice that would give a decay table rows for more than
     ``ABC_DECAY_MEMORIES`` distinct memories (the table's size; slices of equal memories
-    share rows), naming that slice's memory field."""
+    share rows), naming that slice's memory field. A slice may be given by its policy alone
+    (the services check one before it has a DP_SID on the switch)."""
     seen: set[tuple[str, int]] = set()
     for i, slice_ in enumerate(slices):
-        params = slice_.policy().abc
+        policy = slice_ if isinstance(slice_, SlicePolicy) else slice_.policy()
+        params = policy.abc
         if params is None:
             continue
         for table, memory, field in (
