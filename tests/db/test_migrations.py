@@ -513,3 +513,47 @@ def test_0015_allows_abc_slices_with_all_their_parameters_and_its_downgrade_refu
                 conn.execute("UPDATE slices SET scheme = 'abc'")
     finally:
         embedded.drop_database(postgres_server_url, name)
+
+
+def test_0016_keeps_abc_s_state_as_an_object_of_raw_samples_and_the_ones_before_have_none(
+    postgres_server_url: str,
+) -> None:
+    """Nullable JSONB, an object, never in a minute row; a downgrade drops it."""
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    before = _SAMPLE.format(target="hist_target, aqm_dropped_packets, aqm_dropped_bytes,",
+                            value="1310720000000, 0, 0,")  # fmt: skip
+
+    def sample(minute: int, abc: str, downsampled: str = "false") -> str:
+        return (
+            before.replace("12:01", f"12:{minute:02d}")
+            .replace("+00', 1, true,", f"+00', 1, {downsampled},")
+            .replace("vq_hist, rq_hist)", "vq_hist, rq_hist, abc)")
+            .replace("'{0,0,0,10,0,0,0,0}')", f"'{{0,0,0,10,0,0,0,0}}', {abc})")
+        )
+
+    state = '{"average_activity": 1.5, "active_slots": 0, "aggregates": []}'
+    try:
+        upgrade(url, "0015")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            conn.execute(before)
+            upgrade(url, "0016")
+            conn.execute(sample(2, f"'{state}'"))
+            conn.execute(sample(3, "NULL", downsampled="true"))
+            assert conn.execute("SELECT abc FROM telemetry_samples ORDER BY t").fetchall() == [
+                (None,),
+                ({"average_activity": 1.5, "active_slots": 0, "aggregates": []},),
+                (None,),
+            ]
+            for abc, downsampled in (("'[1]'", "false"), (f"'{state}'", "true")):
+                with pytest.raises(psycopg.errors.CheckViolation, match="abc_state"):
+                    conn.execute(sample(4, abc, downsampled))
+            downgrade(url, "0015")
+            assert conn.execute("SELECT count(*) FROM telemetry_samples").fetchone() == (3,)
+            columns = conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_name = 'telemetry_samples' AND column_name = 'abc'"
+            ).fetchall()
+            assert columns == []
+    finally:
+        embedded.drop_database(postgres_server_url, name)

@@ -1,6 +1,7 @@
 """The poller against the emulator over gRPC, with the real PostgreSQL and Redis: counters that
 moved become samples with the right rates and percentiles; a cell budget spreads the slices;
-a codel slice's samples carry CoDel's state where the switch reads registers."""
+a codel slice's samples carry CoDel's state, an abc slice's its busiest aggregates, where the
+switch reads registers."""
 
 from __future__ import annotations
 
@@ -24,7 +25,12 @@ from sliceportal.db import samples as store
 from sliceportal.db.models import TelemetrySample
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.reconcile import EntryUpdate, UpdateKind, desired_state
-from sliceportal.domain.telemetry import CELLS_PER_SLICE, CODEL_REGISTER_CELLS
+from sliceportal.domain.telemetry import (
+    ABC_REGISTER_CELLS,
+    CELLS_PER_SLICE,
+    CODEL_REGISTER_CELLS,
+    AbcWatch,
+)
 from sliceportal.emulator.model.switch_model import Clock, PacketModel
 from sliceportal.emulator.model.traffic import SourceSpec
 from sliceportal.emulator.server import EmulatorServer
@@ -359,4 +365,130 @@ def test_codel_slices_read_two_register_cells_more_within_the_budget(
     assert [len(group) for group in poller.groups] == [1, 1]
     mixed = (watch.slices[0], dataclasses.replace(watch.slices[1], codel=False))
     poller.watch = dataclasses.replace(watch, budget_cells=fits_one_codel, slices=mixed)
+    assert [len(group) for group in poller.groups] == [2]
+
+
+ABC = {"scheme": "abc", "abc": {"meter_memory_s": 1.0, "reference_rate_bps": 1e5}}
+"""An abc slice of `slice_body`'s 10 Mbit/s: activity 0 at 100 kbit/s, meters of 1 s."""
+
+
+def set_abc_registers(
+    emulator: EmulatorServer, dp_sid: int, slots: dict[int, tuple[int, int, int]], average: int
+) -> None:
+    """Write an abc slice's meter cells (slot -> last, S, N) and its stored average into the
+    emulator's registers, in process, as its packet model would leave them."""
+    state = emulator.service.state
+    assert state is not None
+    arrays = {array.info.name: array.values for array in state.registers.values()}
+    with state.lock:
+        for slot, cells in slots.items():
+            for name, value in zip(dp.ABC_METER_REGISTERS, cells, strict=True):
+                arrays[name][dp_sid * 64 + slot] = value
+        arrays[dp.ABC_AVERAGE_REGISTERS[2]][dp_sid] = average
+
+
+def test_an_abc_slice_s_samples_carry_its_busiest_aggregates_read_with_the_registers(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    pool: SessionPool,
+    sink: SampleSink,
+) -> None:
+    """The poller reads an abc slice's 64 meter cells and its average with the registers it
+    reads anyway, for the abc slice only; its samples (published and stored) name its
+    busiest slots with their rates and activities and the slice's average activity."""
+    abc_slice, other = create_emulator_slices(client, operator_headers, emulator.address, 2, **ABC)
+    client.patch(
+        f"/api/v1/slices/{other['id']}", json={"scheme": "tail_drop"}, headers=operator_headers
+    ).raise_for_status()
+    watch = watch_of(db, settings, abc_slice)
+    assert [s.abc for s in watch.slices] == [AbcWatch(1e5, 1.0), None]
+    clock = FakeClock()
+    poller = SwitchPoller(watch, pool, 1.0, clock=clock)
+    assert poller.poll() is not None  # the baseline
+    one = 1 << 16  # Q16
+    second = 1_000_000  # ticks
+    set_abc_registers(
+        emulator,
+        dp_sid_of(abc_slice),
+        {  # 800 kbit/s (100,000 bytes over 1 s) and 200 kbit/s, both updated at 5 s
+            9: (5 * second, 100_000 * one, second * one),
+            41: (5 * second, 25_000 * one, second * one),
+        },
+        average=round(1.5 * 256) << 32,  # activity 1.5 over zero
+    )
+    clock.advance(1.0)
+    batch = poller.poll()
+    assert batch is not None and batch.abc is not None
+    assert batch.abc[1] == "null"
+    sink.handle(batch)
+    (sample,) = stored(db, abc_slice["id"], batch.t)
+    assert sample["abc"] == {
+        "average_activity": 1.5,
+        "active_slots": 2,
+        "aggregates": [
+            {"slot": 9, "rate_bps": 800_000.0, "activity": 3.0, "idle_s": 0.0},
+            {"slot": 41, "rate_bps": 200_000.0, "activity": 1.0, "idle_s": 0.0},
+        ],
+    }
+    assert json.loads(batch.abc[0]) == sample["abc"]
+    (tail_drop,) = stored(db, other["id"], batch.t)
+    assert tail_drop["abc"] is None
+    with db() as session:
+        rows = session.execute(
+            select(TelemetrySample.slice_id, TelemetrySample.abc).where(
+                TelemetrySample.slice_id.in_([abc_slice["id"], other["id"]])
+            )
+        ).tuples()
+        found = dict(rows.all())
+    assert found == {
+        abc_slice["id"]: sample["abc"],
+        other["id"]: None,
+    }
+
+
+def test_a_switch_that_cannot_read_registers_gives_an_abc_slice_no_aggregates(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    pool: SessionPool,
+    sink: SampleSink,
+) -> None:
+    """Against a switch that answers register reads UNIMPLEMENTED (BMv2), an abc slice is
+    polled on its counters alone (21 cells, not 218) and its samples say abc null."""
+    with EmulatorServer("127.0.0.1:0", 1, load_pipeline=True, like_bmv2=True) as bmv2:
+        (slice_,) = create_emulator_slices(client, operator_headers, bmv2.address, **ABC)
+        clock = FakeClock()
+        poller = SwitchPoller(watch_of(db, settings, slice_), pool, 1.0, clock=clock)
+        assert poller.poll() is not None
+        clock.advance(1.0)
+        batch = poller.poll()
+    assert not poller.registers_readable and poller.cells_per_slice == CELLS_PER_SLICE
+    assert batch is not None and batch.abc is None
+    sink.handle(batch)
+    (sample,) = stored(db, slice_["id"], batch.t)
+    assert sample["abc"] is None and sample["registers"] is None
+
+
+def test_abc_slices_read_195_register_cells_more_within_the_budget(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    pool: SessionPool,
+) -> None:
+    """An abc slice costs 23 + 195 cells: a budget of 2 x 23 + 195 fits one abc slice and
+    one other, and two abc slices need two periods."""
+    slices = create_emulator_slices(client, operator_headers, emulator.address, 2, **ABC)
+    watch = watch_of(db, settings, slices[0])
+    poller = SwitchPoller(watch, pool, 1.0, clock=FakeClock())
+    fits_one_abc = 2 * poller.cells_per_slice + ABC_REGISTER_CELLS
+    poller.watch = dataclasses.replace(watch, budget_cells=fits_one_abc)
+    assert [len(group) for group in poller.groups] == [1, 1]
+    mixed = (watch.slices[0], dataclasses.replace(watch.slices[1], abc=None))
+    poller.watch = dataclasses.replace(watch, budget_cells=fits_one_abc, slices=mixed)
     assert [len(group) for group in poller.groups] == [2]

@@ -612,6 +612,9 @@ class TelemetrySample(Base):
             "(codel_dropping IS NULL) = (codel_count IS NULL) AND codel_count >= 0",
             name="codel_state",
         ),
+        sa.CheckConstraint(
+            "abc IS NULL OR (jsonb_typeof(abc) = 'object' AND NOT downsampled)", name="abc_state"
+        ),
     )
 
     slice_id: Mapped[int] = mapped_column(primary_key=True)
@@ -647,6 +650,10 @@ class TelemetrySample(Base):
     """CoDel's state at the reading (registers `codel_dropping` and `codel_count`, migration
     0014): both NULL unless the slice runs CoDel and the switch reads registers, and in minute
     rows (a state at one instant does not add up)."""
+    abc: Mapped[dict[str, Any] | None] = mapped_column(postgresql.JSONB)
+    """ABC's state at the reading (`domain.telemetry.abc_json`: the slice's average activity
+    and busiest aggregates, from registers `abc_meter_*` and `abc_a_avg`, migration 0016):
+    NULL unless the slice runs ABC and the switch reads registers, and in minute rows."""
 
 
 class Alert(ChangeLogged, Base):
