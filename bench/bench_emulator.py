@@ -4,7 +4,8 @@ Targets (from the design issue): the model simulates >= 250,000 packets per seco
 core in as-fast-as-possible mode; a poller's wildcard read of every counter of a switch with
 4,096 slices is timed over P4Runtime. With every slice on CoDel (issue #20) the Poisson run is
 repeated and its figure printed beside tail drop's from the same run (target: >= 1M packets per
-CPU-second), and codel-table1's closed loop (3 CUBIC flows held by CoDel) is timed.
+CPU-second), and codel-table1's closed loop (3 CUBIC flows held by CoDel) is timed; the same
+for every slice on ABC.
 
 Figures are per CPU-second of this process (``time.process_time``), which a busy shared
 machine distorts far less than wall time; wall time is printed beside them. The numba kernel
@@ -26,6 +27,7 @@ import numpy as np
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.abc import AbcConfig
 from sliceportal.domain.codel import CodelConfig
 from sliceportal.emulator import layout as L
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
@@ -48,6 +50,8 @@ from sliceportal.p4rt.proto import p4r
 PORTS = 4
 SLICE_RATE_BPS = 2e6
 OFFERED_BPS = 1.5e6
+SOURCES_PER_SLICE = 4
+"""Source addresses per slice in the kernel-only runs: ABC meters each as an aggregate."""
 
 
 def timed(work: Callable[[], object]) -> tuple[float, float]:
@@ -123,7 +127,7 @@ def many_slices(scheme: dp.Scheme = dp.Scheme.TAIL_DROP) -> float:
                 scheme,
                 None,
                 port,
-                codel=CodelConfig.from_seconds(0.005, 0.1) if scheme == dp.Scheme.CODEL else None,
+                **scheme_parameters(scheme),
             )  # fmt: skip
         )
         if dp_sid:  # 0 is best effort: it has a policy but matches no traffic of its own
@@ -170,22 +174,34 @@ def many_slices(scheme: dp.Scheme = dp.Scheme.TAIL_DROP) -> float:
     return rate
 
 
+def scheme_parameters(scheme: dp.Scheme) -> dict[str, Any]:
+    """A slice's CoDel (5 ms, 100 ms) or ABC (the paper's defaults) parameters."""
+    if scheme == dp.Scheme.CODEL:
+        return {"codel": CodelConfig.from_seconds(0.005, 0.1)}
+    if scheme == dp.Scheme.ABC:
+        return {"abc": AbcConfig.with_paper_thresholds(SLICE_RATE_BPS, 0.01)}
+    return {}
+
+
 def kernel_only(scheme: dp.Scheme) -> float:
-    """The compiled path alone: 4,095 slices of ``scheme`` on one 10 Gbit/s port, 3 million
-    pre-generated Poisson arrivals spread over them (no Python traffic generation); packets
-    per CPU-second of `Engine.run`."""
-    codel_config = CodelConfig.from_seconds(0.005, 0.1) if scheme == dp.Scheme.CODEL else None
+    """The compiled path alone: 4,095 slices of ``scheme`` on one 10 Gbit/s port, each with
+    ``SOURCES_PER_SLICE`` sources (ABC's aggregates), 3 million pre-generated Poisson arrivals
+    spread over them (no Python traffic generation); packets per CPU-second of `Engine.run`."""
     slices = [
         dp.DataplaneSlice(
             sid, f"s{sid}", None, (f"10.{sid >> 8}.{sid & 255}.0/24",), SLICE_RATE_BPS, 0.01,
-            sid % 8, scheme, None, 1, codel=codel_config,
+            sid % 8, scheme, None, 1, **scheme_parameters(scheme),
         )
         for sid in range(1, c.MAX_SLICES)
     ]  # fmt: skip
     state = DeviceState(P4InfoIndex.from_file(DEFAULT_P4INFO))
     install(state, dp.dataplane_entries(slices, [dp.Route("10.0.0.0/8", 1, "02:00:00:00:00:01")]))
     engine = Engine(state, {1: PortConfig(10_000_000_000, 1000)}, PortConfig())
-    destinations = [Headers.parse(f"10.{s.dp_sid >> 8}.{s.dp_sid & 255}.1") for s in slices]
+    destinations = [
+        Headers.parse(f"10.{s.dp_sid >> 8}.{s.dp_sid & 255}.1", ipv4_src=f"192.0.2.{user}")
+        for s in slices
+        for user in range(1, SOURCES_PER_SLICE + 1)
+    ]
     classes = np.array([engine.header_class(headers) for headers in destinations])
     rng = np.random.default_rng(1)
     count = 3_000_000
@@ -223,12 +239,18 @@ def main() -> None:
         f"every slice on CoDel: {with_codel:,.0f} packets per CPU-second, "
         f"{with_codel / floor:.2f} x tail drop's {floor:,.0f} in this run (target 1,000,000)"
     )
-    kernel_floor = kernel_only(dp.Scheme.TAIL_DROP)
-    kernel_codel = kernel_only(dp.Scheme.CODEL)
+    with_abc = many_slices(dp.Scheme.ABC)
     print(
-        f"kernel alone, every slice on CoDel: {kernel_codel:,.0f} packets per CPU-second, "
-        f"{kernel_codel / kernel_floor:.2f} x tail drop's {kernel_floor:,.0f} (target 1,000,000)"
+        f"every slice on ABC: {with_abc:,.0f} packets per CPU-second, "
+        f"{with_abc / floor:.2f} x tail drop's {floor:,.0f} in this run (target 1,000,000)"
     )
+    kernel_floor = kernel_only(dp.Scheme.TAIL_DROP)
+    for scheme in (dp.Scheme.CODEL, dp.Scheme.ABC):
+        rate = kernel_only(scheme)
+        print(
+            f"kernel alone, every slice on {scheme}: {rate:,.0f} packets per CPU-second, "
+            f"{rate / kernel_floor:.2f} x tail drop's {kernel_floor:,.0f} (target 1,000,000)"
+        )
 
 
 if __name__ == "__main__":

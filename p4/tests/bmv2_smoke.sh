@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end check of the P4 program on a real BMv2 (not run in CI): a network namespace with
-# two veth pairs, simple_switch_grpc --priority-queues 8 on ports 1 and 2, the pipeline and two
-# slices pushed over P4Runtime, traffic sent with scapy, the counters read back and printed
+# two veth pairs, simple_switch_grpc --priority-queues 8 on ports 1 and 2, the pipeline and four
+# slices (tail drop, ECN step, CoDel, ABC with two senders) pushed over P4Runtime, traffic sent
+# with scapy, the counters read back and printed
 # (tests/bmv2_smoke.py). Without the tools, root or network namespaces it says so and exits 0.
 #
 # BMv2 binds its Thrift server to every address and has no option to change that, so the

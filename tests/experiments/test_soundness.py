@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from sliceportal.domain import dataplane as dp
 from sliceportal.domain.spec import Framing
 from sliceportal.emulator.model.engine import compile_kernel
 from sliceportal.experiments.soundness import SliceResult, check, tightness
@@ -55,9 +56,20 @@ def test_the_check_fails_a_bound_that_forgets_best_effort() -> None:
 def test_codel_slices_keep_the_same_bound() -> None:
     """CoDel only drops (or marks) packets the virtual queue took, so its slices wait no longer
     than tail drop's bound; the runs do reach CoDel's drops (1 ms interval)."""
-    results = check(60, seed=2027, codel_interval_s=0.001)
+    results = check(60, seed=2027, scheme=dp.Scheme.CODEL)
     figures = tightness(results)
     print(f"soundness with CoDel: {figures}")
     assert figures["slices"] >= 100
+    assert not [r for r in results if r.measured_s > r.bound_s]
+    assert sum(r.aqm_dropped for r in results) > 0
+
+
+def test_abc_slices_keep_the_same_bound() -> None:
+    """ABC too drops only packets the virtual queue took, and never above the burst limit, so
+    its slices wait no longer than tail drop's bound; the runs do reach ABC's drops."""
+    results = check(30, seed=2028, scheme=dp.Scheme.ABC)
+    figures = tightness(results)
+    print(f"soundness with ABC: {figures}")
+    assert figures["slices"] >= 50
     assert not [r for r in results if r.measured_s > r.bound_s]
     assert sum(r.aqm_dropped for r in results) > 0

@@ -51,7 +51,7 @@ from sliceportal.db import changes
 from sliceportal.db.changes import Change, ChangeContext
 from sliceportal.db.models import Slice, SliceDeployment, SliceSwitch, Switch, SwitchSync
 from sliceportal.domain import reconcile as rc
-from sliceportal.domain.dataplane import MeterConfig, TableEntry
+from sliceportal.domain.dataplane import MeterConfig, SharedRows, TableEntry
 from sliceportal.p4rt.connection import SwitchTarget
 from sliceportal.p4rt.errors import SwitchError, TransientSwitchError
 from sliceportal.p4rt.pipeline import MissingDeviceConfig, Pipeline
@@ -396,9 +396,10 @@ class Reconciler:
             switch_names = dict(db.execute(named).tuples().all())
             now = _now()
             logged: list[Change] = []
+            groups: dict[SharedRows, bool] = {}
             for row in rows:
                 intent = now_intents.get((row.id, switch_id))
-                held = intent is not None and rc.confirmed(intent, present, meters)
+                held = intent is not None and rc.confirmed(intent, present, meters, groups)
                 refused = None if held else written.slice_errors.get(row.id)
                 error = here.rejected.get(row.id) or refused
                 ok = error is None and held
@@ -408,7 +409,7 @@ class Reconciler:
                     db.add(deployment)
                     deployments[(row.id, switch_id)] = deployment
                 if ok and intent is not None:
-                    digest = rc.entries_digest(intent.entries, intent.meters)
+                    digest = rc.intent_digest(intent)
                     if deployment.digest != digest:
                         deployment.digest, deployment.confirmed_at = digest, now
                 else:
@@ -511,7 +512,7 @@ def _confirmed_on(deployment: SliceDeployment | None, intent: rc.SliceIntent | N
         deployment is not None
         and intent is not None
         and intent.error is None
-        and deployment.digest == rc.entries_digest(intent.entries, intent.meters)
+        and deployment.digest == rc.intent_digest(intent)
     )
 
 

@@ -78,6 +78,7 @@ ACTIVITY_FRAC_BITS = 8
 ACTIVITY_ONE = 1 << ACTIVITY_FRAC_BITS
 ACTIVITY_BIAS = 64 * ACTIVITY_ONE
 ACTIVITY_MAX = 128 * ACTIVITY_ONE - 1
+ACTIVITY_MASK = (1 << c.ABC_ACTIVITY_WIDTH) - 1
 LOG2_MANTISSA_BITS = 7
 
 RECIPROCAL_FRAC_BITS = 32
@@ -226,11 +227,14 @@ class AbcParams:
 
 @dataclass(frozen=True)
 class DecayRow:
-    """Elapsed ticks ``low .. high`` decay by ``factor`` = ``exp(-low/M)``; 0 on the last row."""
+    """Elapsed ticks ``low .. high`` decay by ``factor`` = ``exp(-low/M)``; 0 on the last row.
+    ``ticks``: what the row's action says it decays by, None for its low end (every row the
+    control plane writes; a switch may hold others)."""
 
     low: int
     high: int
     factor: int
+    ticks: int | None = None
 
 
 def abc_decay_table(memory_s: float) -> tuple[DecayRow, ...]:
@@ -290,7 +294,7 @@ def decay_step(table: tuple[DecayRow, ...], elapsed: int) -> tuple[int, int]:
     row = decay_row(table, elapsed)
     if row is None or row.factor == 0:
         return 0, elapsed
-    return row.factor, row.low
+    return row.factor, row.low if row.ticks is None else row.ticks
 
 
 @dataclass(frozen=True)
@@ -307,18 +311,24 @@ class MantissaTable:
     """An LPM table with one row per leading-one position and mantissa: a function by lookup.
 
     A key's longest matching row is the one with its leading one and its next
-    ``min(mantissa_bits, msb)`` bits, so ``lookup`` finds it directly; zero matches no row and
-    gets the default action's 0.
+    ``min(mantissa_bits, msb)`` bits (its *cell*), so ``lookup`` finds it directly; zero
+    matches no row and gets the default action's 0. Rows of another shape (a switch may hold
+    any) are found by a plain longest-prefix search instead.
     """
 
     width: int
     mantissa_bits: int
     rows: tuple[LpmRow, ...]
     _index: Mapping[tuple[int, int], int] = field(init=False, repr=False, compare=False)
+    _lengths: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """Prefix lengths present, longest first; empty when every row is a whole cell."""
 
     def __post_init__(self) -> None:
         index = {(row.prefix, row.prefix_length): row.value for row in self.rows}
         object.__setattr__(self, "_index", index)
+        cells = all(self.is_cell(row) for row in self.rows)
+        lengths = () if cells else sorted({r.prefix_length for r in self.rows}, reverse=True)
+        object.__setattr__(self, "_lengths", tuple(lengths))
 
     @classmethod
     def build(
@@ -334,13 +344,29 @@ class MantissaTable:
                 rows.append(LpmRow(low, width - msb + bits, fn(low, span)))
         return cls(width, mantissa_bits, tuple(rows))
 
+    def cell_length(self, key: int) -> int:
+        """The prefix length of the cell of ``key`` (> 0)."""
+        msb = key.bit_length() - 1
+        return self.width - msb + min(self.mantissa_bits, msb)
+
+    def is_cell(self, row: LpmRow) -> bool:
+        """True when ``row`` covers exactly one cell (the rows `build` makes)."""
+        kept = row.prefix >> (self.width - row.prefix_length) if row.prefix_length else 0
+        return kept != 0 and row.prefix_length == self.cell_length(row.prefix)
+
     def lookup(self, key: int) -> int:
+        if self._lengths:
+            for length in self._lengths:
+                shift = self.width - length
+                found = self._index.get((key >> shift << shift, length))
+                if found is not None:
+                    return found
+            return 0
         if key == 0:
             return 0
-        msb = key.bit_length() - 1
-        bits = min(self.mantissa_bits, msb)
-        prefix = key >> (msb - bits) << (msb - bits)
-        return self._index.get((prefix, self.width - msb + bits), 0)
+        length = self.cell_length(key)
+        shift = self.width - length
+        return self._index.get((key >> shift << shift, length), 0)
 
 
 def abc_log2_table(width: int = STATE_WIDTH) -> MantissaTable:
@@ -387,15 +413,18 @@ class AbcTables:
 
     meter_decay: tuple[DecayRow, ...]
     average_decay: tuple[DecayRow, ...]
-    log2: MantissaTable
+    log2_s: MantissaTable
+    log2_n: MantissaTable
     reciprocal: MantissaTable
 
     @classmethod
     def for_config(cls, config: AbcConfig) -> AbcTables:
+        log2 = abc_log2_table()
         return cls(
             abc_decay_table(config.meter_memory_s),
             abc_decay_table(config.average_memory_s),
-            abc_log2_table(),
+            log2,
+            log2,
             abc_reciprocal_table(),
         )
 
@@ -424,8 +453,8 @@ def abc_activity(params: AbcParams, tables: AbcTables, bytes_q16: int, time_q16:
     """``log2(S/N / R_r)`` biased Q8, clamped; N = 0 (a packet at t_0) counts as the maximum."""
     if time_q16 == 0:
         return ACTIVITY_MAX
-    log_bytes = tables.log2.lookup(bytes_q16)
-    log_time = tables.log2.lookup(time_q16)
+    log_bytes = tables.log2_s.lookup(bytes_q16)
+    log_time = tables.log2_n.lookup(time_q16)
     activity = log_bytes + params.activity_offset
     if activity <= log_time:
         return 0
@@ -470,15 +499,17 @@ def abc_slice_step(
     """
     elapsed = ticks_since(now, state.last)
     factor, decayed_ticks = decay_step(tables.average_decay, elapsed)
-    threshold = drop_threshold(params, activity, state.average >> AVERAGE_EXTRA_BITS)
+    average_q8 = (state.average >> AVERAGE_EXTRA_BITS) & ACTIVITY_MASK  # abc_activity_t
+    threshold = drop_threshold(params, activity, average_q8)
     accepted = queue_delay <= threshold
     count = _decay(state.count_q16, factor) + (1 << STATE_FRAC_BITS if accepted else 0)
+    count &= STATE_MAX  # bit<64>: wraps only for a count no packet sequence reaches
     average = state.average
     if accepted:
         weight = tables.reciprocal.lookup(count)
         sample = activity << AVERAGE_EXTRA_BITS
         step = (weight * abs(sample - average)) >> RECIPROCAL_FRAC_BITS
-        average = average + step if sample >= average else average - step
+        average = (average + step if sample >= average else average - step) & STATE_MAX
     verdict = Verdict.FORWARD if accepted else Verdict.DROP
     last = (state.last + decayed_ticks) % TIMESTAMP_MOD
     return SliceState(last, count, average), verdict

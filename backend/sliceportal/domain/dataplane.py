@@ -27,6 +27,7 @@ import functools
 import ipaddress
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
@@ -99,7 +100,7 @@ ABC_LOOKUP_TABLES = (ABC_LOG2_S, ABC_LOG2_N, ABC_RECIPROCAL)
 ABC_DECAY_TABLES = (ABC_METER_DECAY, ABC_AVERAGE_DECAY)
 """ABC's decay tables: rows per distinct memory (ticks), shared by the slices using it."""
 SHARED_TABLES = (CODEL_CONTROL_LAW, *ABC_DECAY_TABLES, *ABC_LOOKUP_TABLES)
-"""Tables whose rows belong to no one slice: identical rows of several slices are one entry."""
+"""Tables whose rows belong to no one slice (`SharedRows`)."""
 # ABC's registers (include/control/abc.p4): per aggregate (cell dp_sid x 64 + slot) and per
 # slice.
 ABC_METER_REGISTERS = (
@@ -644,7 +645,8 @@ def classifier_keys(
 
 def slice_entries(slice_: DataplaneSlice) -> tuple[TableEntry, ...]:
     """The classifier entries of a slice (`classifier_keys`) and its policy; the best-effort
-    slice (no VLAN, no prefix) has only its policy."""
+    slice (no VLAN, no prefix) has only its policy. The rows its scheme needs in the
+    `SHARED_TABLES` are `shared_rows` of its policy."""
     networks = [ipaddress.IPv4Network(p) for p in slice_.ipv4_dst_prefixes]
     keys = classifier_keys(slice_.egress_port, slice_.vlan_id, networks)
     set_slice = (("dp_sid", slice_.dp_sid),)
@@ -652,12 +654,6 @@ def slice_entries(slice_: DataplaneSlice) -> tuple[TableEntry, ...]:
     policy = slice_.policy()
     dp_sid = FieldMatch("dp_sid", MatchKind.EXACT, slice_.dp_sid)
     entries.append(TableEntry(SLICE_POLICY, (dp_sid,), policy.action, policy.params))
-    if policy.codel is not None:
-        entries += codel_law_entries(policy.codel.interval)
-    if policy.abc is not None:
-        entries += abc_decay_entries(ABC_METER_DECAY, policy.abc.meter_memory)
-        entries += abc_decay_entries(ABC_AVERAGE_DECAY, policy.abc.average_memory)
-        entries += abc_lookup_entries()
     return tuple(entries)
 
 
@@ -666,10 +662,67 @@ RANGE_PRIORITY = 1
 of other memories differ in the exact field, so any priority gives the same lookups."""
 
 
+@dataclass(frozen=True)
+class SharedRows:
+    """A group of rows of one of the `SHARED_TABLES`, a function of ``key`` alone (a CoDel
+    interval or an ABC memory in ticks; 0 for ABC's function tables): every slice needing the
+    group shares its entries, which are built once per process (up to 42k rows a group)."""
+
+    table: str
+    key: int = 0
+
+    @property
+    def entries(self) -> tuple[TableEntry, ...]:
+        return _shared_entries(self.table, self.key)
+
+    @property
+    def memory_field(self) -> str | None:
+        """The abc field whose memory a decay group holds rows for (None for other groups)."""
+        return {ABC_METER_DECAY: "meter_memory_s", ABC_AVERAGE_DECAY: "average_memory_s"}.get(
+            self.table
+        )
+
+
+def shared_rows(policy: SlicePolicy) -> tuple[SharedRows, ...]:
+    """The shared row groups a slice_policy action needs installed before it."""
+    if policy.codel is not None:
+        return (SharedRows(CODEL_CONTROL_LAW, policy.codel.interval),)
+    if policy.abc is not None:
+        return (
+            SharedRows(ABC_METER_DECAY, policy.abc.meter_memory),
+            SharedRows(ABC_AVERAGE_DECAY, policy.abc.average_memory),
+            *(SharedRows(table) for table in ABC_LOOKUP_TABLES),
+        )
+    return ()
+
+
 @functools.cache
+def _shared_entries(table: str, key: int) -> tuple[TableEntry, ...]:
+    if table == CODEL_CONTROL_LAW:
+        return codel_law_entries(key)
+    if table in ABC_DECAY_TABLES:
+        return abc_decay_entries(table, key)
+    if table in ABC_LOOKUP_TABLES:
+        return abc_function_entries(table)
+    raise ValueError(f"{table} holds no shared rows")
+
+
+def codel_law_entries(interval: int) -> tuple[TableEntry, ...]:
+    """The control-law rows of one interval (ticks)."""
+    exact = FieldMatch("interval", MatchKind.EXACT, interval)
+    return tuple(
+        TableEntry(
+            CODEL_CONTROL_LAW,
+            (exact, FieldMatch("count", MatchKind.LPM, row.value, row.prefix_len)),
+            CODEL_SPACING,
+            (("spacing", row.spacing),),
+        )
+        for row in codel_sqrt_table(interval)
+    )
+
+
 def abc_decay_entries(table: str, memory: int) -> tuple[TableEntry, ...]:
-    """The rows of one ABC memory (ticks) in ``table`` (`abc_decay_table`): every abc slice
-    with that memory shares them. Built once per memory (about 5,500 rows)."""
+    """The rows of one ABC memory (ticks) in ``table`` (`abc_decay_table`, about 5,500)."""
     exact = FieldMatch("memory", MatchKind.EXACT, memory)
     return tuple(
         TableEntry(
@@ -683,45 +736,22 @@ def abc_decay_entries(table: str, memory: int) -> tuple[TableEntry, ...]:
     )
 
 
-@functools.cache
-def abc_lookup_entries() -> tuple[TableEntry, ...]:
-    """ABC's function tables: log2 (for S and for N) and 1/count, the same for every abc
-    slice (56,829 rows; built once)."""
-    log2 = abc_log2_table()
-    entries = [
+def abc_function_entries(table: str) -> tuple[TableEntry, ...]:
+    """One of ABC's function tables: log2 (of S or of N, `abc_log2_table`, 7,423 rows) or
+    1/count (`abc_reciprocal_table`, 41,983 rows)."""
+    if table == ABC_RECIPROCAL:
+        rows, key, action, param = abc_reciprocal_table().rows, "count", ABC_WEIGHT, "weight"
+    else:
+        key = {ABC_LOG2_S: "s", ABC_LOG2_N: "n"}[table]
+        rows, action, param = abc_log2_table().rows, ABC_LOG2, "value"
+    return tuple(
         TableEntry(
             table,
             (FieldMatch(key, MatchKind.LPM, row.prefix, row.prefix_length),),
-            ABC_LOG2,
-            (("value", row.value),),
+            action,
+            ((param, row.value),),
         )
-        for table, key in ((ABC_LOG2_S, "s"), (ABC_LOG2_N, "n"))
-        for row in log2.rows
-    ]
-    entries += [
-        TableEntry(
-            ABC_RECIPROCAL,
-            (FieldMatch("count", MatchKind.LPM, row.prefix, row.prefix_length),),
-            ABC_WEIGHT,
-            (("weight", row.value),),
-        )
-        for row in abc_reciprocal_table().rows
-    ]
-    return tuple(entries)
-
-
-def codel_law_entries(interval: int) -> tuple[TableEntry, ...]:
-    """The control-law rows of one interval (ticks): every codel slice with that interval
-    shares them (identical entries are shared, `reconcile.desired_state`)."""
-    exact = FieldMatch("interval", MatchKind.EXACT, interval)
-    return tuple(
-        TableEntry(
-            CODEL_CONTROL_LAW,
-            (exact, FieldMatch("count", MatchKind.LPM, row.value, row.prefix_len)),
-            CODEL_SPACING,
-            (("spacing", row.spacing),),
-        )
-        for row in codel_sqrt_table(interval)
+        for row in rows
     )
 
 
@@ -729,23 +759,18 @@ def dataplane_entries(
     slices: Iterable[DataplaneSlice], routes: Iterable[Route] = ()
 ) -> tuple[TableEntry, ...]:
     """Every entry of one switch, refusing two slices (or routes) that claim the same key
-    and an ABC memory beyond the decay tables' room (`check_decay_memories`); rows of the
-    `SHARED_TABLES` are shared by the slices using them."""
+    and an ABC memory beyond the decay tables' room (`check_decay_memories`); the shared rows
+    the slices' policies need (`shared_rows`) come first, each group once."""
     slices = tuple(slices)
     check_decay_memories(slices)
     owner: dict[EntryKey, str] = {}
+    groups: dict[SharedRows, None] = {}
     entries: list[TableEntry] = []
     sources: list[tuple[str, str, tuple[TableEntry, ...]]]
     sources = [(f"routes[{i}]", "", (route_entry(r),)) for i, r in enumerate(routes)]
     sources += [(f"slices[{i}]", f" ({s.name})", slice_entries(s)) for i, s in enumerate(slices)]
-    shared: dict[EntryKey, TableEntry] = {}
     for path, label, produced in sources:
         for entry in produced:
-            if entry.table in SHARED_TABLES:
-                if entry.key not in shared:
-                    shared[entry.key] = entry
-                    entries.append(entry)
-                continue
             if entry.key in owner:
                 field = "dp_sid" if entry.table == SLICE_POLICY else "match"
                 raise DataplaneValueError(
@@ -753,12 +778,9 @@ def dataplane_entries(
                 )
             owner[entry.key] = path + label
             entries.append(entry)
-    return tuple(entries)
-
-
-def decay_memories(entries: Iterable[TableEntry]) -> set[tuple[str, int]]:
-    """The (decay table, memory in ticks) pairs whose rows ``entries`` include."""
-    return {(e.table, e.match[0].value) for e in entries if e.table in ABC_DECAY_TABLES}
+    for slice_ in slices:
+        groups.update(dict.fromkeys(shared_rows(slice_.policy())))
+    return tuple(entry for group in groups for entry in group.entries) + tuple(entries)
 
 
 def check_decay_memories(slices: Iterable[DataplaneSlice | SlicePolicy]) -> None:
@@ -766,23 +788,26 @@ def check_decay_memories(slices: Iterable[DataplaneSlice | SlicePolicy]) -> None
     ``ABC_DECAY_MEMORIES`` distinct memories (the table's size; slices of equal memories
     share rows), naming that slice's memory field. A slice may be given by its policy alone
     (the services check one before it has a DP_SID on the switch)."""
-    seen: set[tuple[str, int]] = set()
+    seen: set[SharedRows] = set()
     for i, slice_ in enumerate(slices):
         policy = slice_ if isinstance(slice_, SlicePolicy) else slice_.policy()
-        params = policy.abc
-        if params is None:
-            continue
-        for table, memory, field in (
-            (ABC_METER_DECAY, params.meter_memory, "meter_memory_s"),
-            (ABC_AVERAGE_DECAY, params.average_memory, "average_memory_s"),
-        ):
-            seen.add((table, memory))
-            if sum(t == table for t, _ in seen) > c.ABC_DECAY_MEMORIES:
+        for group in shared_rows(policy):
+            if group.memory_field is None:
+                continue
+            seen.add(group)
+            if over_decay_room(seen):
                 raise DataplaneValueError(
-                    f"slices[{i}].abc.{field}",
+                    f"slices[{i}].abc.{group.memory_field}",
                     f"a switch holds ABC decay rows for {c.ABC_DECAY_MEMORIES} distinct "
-                    f"{field} values; use one the switch's other abc slices use",
+                    f"{group.memory_field} values; use one the switch's other abc slices use",
                 )
+
+
+def over_decay_room(groups: Iterable[SharedRows]) -> str | None:
+    """The decay table that ``groups`` give rows for more than ``ABC_DECAY_MEMORIES``
+    memories, or None."""
+    counts = Counter(group.table for group in groups if group.memory_field is not None)
+    return next((t for t, n in counts.items() if n > c.ABC_DECAY_MEMORIES), None)
 
 
 # --- Reference model of the per-packet arithmetic (vqueue.p4, real_queue.p4) -----------------

@@ -29,6 +29,7 @@ a rate change (which changes no table entry of a meter slice) waits for the cell
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
@@ -48,9 +49,11 @@ from sliceportal.domain.dataplane import (
     FieldMatch,
     MeterConfig,
     Route,
+    SharedRows,
     TableEntry,
-    decay_memories,
+    over_decay_room,
     route_entry,
+    shared_rows,
     slice_entries,
 )
 from sliceportal.domain.p4constants import ABC_DECAY_MEMORIES
@@ -123,13 +126,15 @@ def slice_routes(slice_: DataplaneSlice) -> tuple[Route, ...]:
 
 @dataclass(frozen=True)
 class SliceIntent:
-    """What one slice asks of one switch: its entries, or why it cannot have any."""
+    """What one slice asks of one switch: its entries and the shared row groups its policy
+    needs, or why it cannot have any."""
 
     slice_id: int
     name: str
     entries: tuple[TableEntry, ...] = ()
     error: str | None = None
     meters: tuple[MeterConfig, ...] = ()
+    shared: tuple[SharedRows, ...] = ()
 
 
 def slice_intent(slice_id: int, name: str, placements: Sequence[DataplaneSlice]) -> SliceIntent:
@@ -138,7 +143,9 @@ def slice_intent(slice_id: int, name: str, placements: Sequence[DataplaneSlice])
     Placements share the policy entry (it is keyed by DP_SID only)."""
     entries: dict[Key, TableEntry] = {}
     meters: dict[MeterKey, MeterConfig] = {}
+    shared: dict[SharedRows, None] = {}
     for placement in placements:
+        shared.update(dict.fromkeys(shared_rows(placement.policy())))
         meter = placement.meter_config()
         if meter is not None:
             if meters.setdefault(meter.key, meter) != meter:
@@ -151,7 +158,9 @@ def slice_intent(slice_id: int, name: str, placements: Sequence[DataplaneSlice])
                     slice_id, name, error=f"two of its links need different {entry.table} entries"
                 )
             entries[key] = entry
-    return SliceIntent(slice_id, name, tuple(entries.values()), meters=tuple(meters.values()))
+    return SliceIntent(
+        slice_id, name, tuple(entries.values()), meters=tuple(meters.values()), shared=tuple(shared)
+    )
 
 
 @dataclass(frozen=True)
@@ -163,8 +172,9 @@ class Desired:
     rejected: dict[int, str] = field(default_factory=dict)
     meters: dict[MeterKey, MeterConfig] = field(default_factory=dict)
     meter_owners: dict[MeterKey, int] = field(default_factory=dict)
-    decay_memories: set[tuple[str, int]] = field(default_factory=set)
-    """The ABC memories whose decay rows the entries hold (`dataplane.decay_memories`)."""
+    shared: dict[SharedRows, list[int]] = field(default_factory=dict)
+    """The shared row groups among the entries, and the slices needing each (the same list
+    is every one of the group's entries' ``owners``)."""
 
 
 def describe_meter(key: MeterKey) -> str:
@@ -218,18 +228,13 @@ def desired_state(intents: Iterable[SliceIntent]) -> Desired:
                 "key with another action"
             )
             continue
-        memories = decay_memories(intent.entries) | desired.decay_memories
-        full = next(
-            (t for t in ABC_DECAY_TABLES if sum(m[0] == t for m in memories) > ABC_DECAY_MEMORIES),
-            None,
-        )
+        full = over_decay_room({*desired.shared, *intent.shared})
         if full is not None:
             desired.rejected[intent.slice_id] = (
                 f"its ABC memory would be the {ABC_DECAY_MEMORIES + 1}th distinct one in "
                 f"{full.rsplit('.', 1)[-1]}, which holds rows for {ABC_DECAY_MEMORIES}"
             )
             continue
-        desired.decay_memories.update(memories)
         taken = next((m.key for m in intent.meters if m.key in desired.meter_owners), None)
         if taken is not None:
             holder = names[desired.meter_owners[taken]]
@@ -242,7 +247,27 @@ def desired_state(intents: Iterable[SliceIntent]) -> Desired:
             key = entry_key(entry)
             desired.entries.setdefault(key, entry)
             desired.owners.setdefault(key, []).append(intent.slice_id)
+        for group in intent.shared:
+            owners = desired.shared.get(group)
+            if owners is None:
+                owners = desired.shared[group] = []
+                for key, entry in keyed(group):
+                    desired.entries[key] = entry
+                    desired.owners[key] = owners
+            owners.append(intent.slice_id)
     return desired
+
+
+@functools.cache
+def keyed(group: SharedRows) -> tuple[tuple[Key, TableEntry], ...]:
+    """A shared group's entries with their keys (computed once per process)."""
+    return tuple((entry_key(entry), entry) for entry in group.entries)
+
+
+@functools.cache
+def group_digest(group: SharedRows) -> str:
+    """A fingerprint of a shared group's rows (`entries_digest`, computed once)."""
+    return entries_digest(group.entries)
 
 
 @dataclass(frozen=True)
@@ -328,18 +353,41 @@ def confirmed(
     intent: SliceIntent,
     actual: Mapping[Key, TableEntry],
     meters: Mapping[MeterKey, MeterConfig] | None = None,
+    groups: dict[SharedRows, bool] | None = None,
 ) -> bool:
-    """True when the switch holds every entry of the slice, with the same action, and (when
-    `meters`, the cells read back, is given) every meter cell it asks for, as asked."""
+    """True when the switch holds every entry of the slice and of its shared groups, with the
+    same action, and (when `meters`, the cells read back, is given) every meter cell it asks
+    for, as asked. ``groups`` remembers each group's answer across the slices of one read."""
     if intent.error is not None:
         return False
     if intent.meters and (meters is None or any(meters.get(m.key) != m for m in intent.meters)):
         return False
-    for entry in intent.entries:
-        found = actual.get(entry_key(entry))
+    if not _held(((entry_key(e), e) for e in intent.entries), actual):
+        return False
+    checked = {} if groups is None else groups
+    for group in intent.shared:
+        if group not in checked:
+            checked[group] = _held(keyed(group), actual)
+        if not checked[group]:
+            return False
+    return True
+
+
+def _held(entries: Iterable[tuple[Key, TableEntry]], actual: Mapping[Key, TableEntry]) -> bool:
+    for key, entry in entries:
+        found = actual.get(key)
         if found is None or not same_action(found, entry):
             return False
     return True
+
+
+def intent_digest(intent: SliceIntent) -> str:
+    """What a slice had confirmed on a switch: its entries, meter cells and shared groups."""
+    own = entries_digest(intent.entries, intent.meters)
+    if not intent.shared:
+        return own
+    groups = sorted(group_digest(group) for group in intent.shared)
+    return hashlib.sha256("\n".join([own, *groups]).encode()).hexdigest()[:32]
 
 
 def entries_digest(entries: Iterable[TableEntry], meters: Iterable[MeterConfig] = ()) -> str:
@@ -350,7 +398,11 @@ def entries_digest(entries: Iterable[TableEntry], meters: Iterable[MeterConfig] 
         repr(
             (
                 key[0],
-                tuple((m.field, m.kind.value, m.value, m.prefix_len) for m in key[1]),
+                tuple(
+                    (m.field, m.kind.value, m.value, m.prefix_len)
+                    + (() if m.high is None else (m.high,))
+                    for m in key[1]
+                ),
                 entry.action,
                 tuple(sorted(entry.params)),
             )

@@ -61,12 +61,23 @@ CLS_CODEL_INTERVAL = 9  # codel: interval, ticks
 CLS_CODEL_ECN = 10  # codel: 1 CE-marks ECN-capable packets instead of dropping them
 CLS_LAW_START = 11  # codel: the interval's control-law rows are LAW rows [start, end)
 CLS_LAW_END = 12
-CLS_COLUMNS = 13
+CLS_ABC_CELL = 13  # abc: the aggregate's meter cell, dp_sid x 64 + slot
+CLS_ABC_Q_MIN = 14  # abc: the action's data (vq units; gamma Q16 per Q8 step, two's
+CLS_ABC_Q_BASE = 15  # complement when it exceeds 2^63; activity offset Q8; memory ticks)
+CLS_ABC_GAMMA = 16
+CLS_ABC_OFFSET = 17
+CLS_ABC_METER_MEMORY = 18
+CLS_ABC_METER_START = 19  # abc: the meter memory's decay rows are ABC_DECAY rows [start, end)
+CLS_ABC_METER_END = 20
+CLS_ABC_AVERAGE_START = 21  # ... and the average memory's
+CLS_ABC_AVERAGE_END = 22
+CLS_COLUMNS = 23
 POLICY_NONE = 0
 POLICY_TAIL_DROP = 1
 POLICY_ECN_STEP = 2
 POLICY_METER = 3  # slice_meter (trTCM) in ingress, no virtual queue, no egress check
 POLICY_CODEL = 4  # tail_drop's virtual queue, then CoDel on the delay ahead of the packet
+POLICY_ABC = 5  # tail_drop's virtual queue, then ABC on the delay ahead of the packet
 
 # CoDel's control-law rows (codel_control_law), per interval longest prefix first:
 # int64[rows, LAW_COLUMNS]; a count matches a row when their top PREFIX_LEN bits agree

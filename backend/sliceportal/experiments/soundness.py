@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.abc import AbcConfig
 from sliceportal.domain.bounds import analyze
 from sliceportal.domain.codel import CodelConfig
 from sliceportal.domain.spec import (
@@ -44,7 +45,7 @@ from sliceportal.domain.spec import (
 )
 from sliceportal.emulator import layout as L
 from sliceportal.emulator.model.engine import Engine
-from sliceportal.emulator.model.entries import install
+from sliceportal.emulator.model.entries import install_switch
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.program import Headers
 from sliceportal.emulator.state import DeviceState
@@ -58,6 +59,8 @@ LARGEST_FRAME = 1514
 """The largest untagged frame: the slices here are matched by IPv4 prefix alone."""
 _ROUTE = dp.Route("10.0.0.0/8", EGRESS_PORT, "02:00:00:00:00:01")
 _BEST_EFFORT_DST = "10.255.0.1"
+USERS_PER_SLICE = 3
+"""Source addresses each slice's packets take in turn (ABC's aggregates)."""
 _START_NS = 1_000_000
 _NS = 1_000_000_000
 
@@ -80,7 +83,7 @@ class SliceResult:
     measured_s: float
     packets: int
     aqm_dropped: int = 0
-    """Packets the slice's CoDel dropped (a codel run): early drops never lengthen a wait."""
+    """Packets the slice's CoDel or ABC dropped: early drops never lengthen a wait."""
 
     @property
     def ratio(self) -> float:
@@ -140,8 +143,11 @@ def _arrivals(
         t = t[t < until_ns]
         times.append(t)
         lengths.append(np.resize(frames, len(t)))
-        header = Headers.parse(f"10.0.{index + 1}.1")
-        classes.append(np.full(len(t), engine.header_class(header), np.int64))
+        users = [
+            engine.header_class(Headers.parse(f"10.0.{index + 1}.1", ipv4_src=f"192.0.2.{u}"))
+            for u in range(1, USERS_PER_SLICE + 1)
+        ]
+        classes.append(np.resize(np.array(users, np.int64), len(t)))
         owners.append(np.full(len(t), index, np.int64))
     all_times = np.concatenate(times)
     order = np.argsort(all_times, kind="stable")
@@ -152,6 +158,19 @@ def _arrivals(
     return arrivals, np.concatenate(owners)[order]
 
 
+def scheme_parameters(scheme: dp.Scheme, spec: SliceSpec) -> dict[str, Any]:
+    """Parameters that make a scheme act within the short runs: CoDel with a target of a
+    quarter of the burst limit and a 1 ms interval; ABC with 10 ms and 5 ms memories,
+    Q_min 0, Q_base half the burst limit and gamma an eighth of it per unit of activity."""
+    limit = spec.delay_target_s
+    if scheme == dp.Scheme.CODEL:
+        return {"codel": CodelConfig.from_seconds(limit / 4, 0.001)}
+    if scheme == dp.Scheme.ABC:
+        abc = AbcConfig(0.01, 0.005, q_min_s=0.0, q_base_s=limit / 2, gamma_s=limit / 8)
+        return {"abc": abc}
+    return {}
+
+
 def run_link(
     link: int,
     capacity_bps: float,
@@ -159,11 +178,11 @@ def run_link(
     rng: np.random.Generator,
     program: P4InfoIndex | None = None,
     framing: Framing = STANDARD_FRAMING,
-    codel_interval_s: float | None = None,
+    scheme: dp.Scheme = dp.Scheme.TAIL_DROP,
 ) -> list[SliceResult]:
     """Drive one link adversarially; each slice's worst delay beside its netcalc bound.
-    ``codel_interval_s``: every slice runs CoDel with that interval and a target of a quarter
-    of its burst limit, which must change nothing about the bound."""
+    ``scheme``: what every slice runs (`scheme_parameters`), which must change nothing about
+    the bound."""
     specs = [t.spec for t in slices]
     analysis = analyze(specs, capacity_bps, Model.NETCALC, framing)
     bounds = [b.worst_case_delay_s for b in analysis.slices]
@@ -182,16 +201,14 @@ def run_link(
             t.spec.rate_bps,
             t.spec.delay_target_s,
             t.spec.priority,
-            dp.Scheme.TAIL_DROP if codel_interval_s is None else dp.Scheme.CODEL,
+            scheme,
             None,
             EGRESS_PORT,
-            codel=None
-            if codel_interval_s is None
-            else CodelConfig.from_seconds(t.spec.delay_target_s / 4, codel_interval_s),
+            **scheme_parameters(scheme, t.spec),
         )  # fmt: skip
         for i, t in enumerate(slices)
     ]
-    install(state, dp.dataplane_entries(dataplane, (_ROUTE,)))
+    install_switch(state, dp.dataplane_entries(dataplane, (_ROUTE,)))
     engine = Engine(
         state,
         {EGRESS_PORT: PortConfig(int(capacity_bps), 10_000_000)},
@@ -230,17 +247,17 @@ def check(
     links: int,
     seed: int = 1,
     framing: Framing = STANDARD_FRAMING,
-    codel_interval_s: float | None = None,
+    scheme: dp.Scheme = dp.Scheme.TAIL_DROP,
 ) -> list[SliceResult]:
     """Every slice of ``links`` random links, driven adversarially (``framing``: what the bound
-    is told about the link; the traffic is always the same; ``codel_interval_s``: every slice
-    on CoDel, see `run_link`)."""
+    is told about the link; the traffic is always the same; ``scheme``: what every slice runs,
+    see `run_link`)."""
     rng = np.random.default_rng(seed)
     program = _program()
     results: list[SliceResult] = []
     for link in range(links):
         capacity, slices = random_link(rng)
-        results.extend(run_link(link, capacity, slices, rng, program, framing, codel_interval_s))
+        results.extend(run_link(link, capacity, slices, rng, program, framing, scheme))
     return results
 
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from emulator.model import vectors
 from emulator.model.conftest import ROUTES
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.abc import AbcConfig, AggregateKey
 from sliceportal.domain.codel import CodelConfig
 from sliceportal.domain.units import TIMESTAMP_MOD
 from sliceportal.emulator.layout import Outcome
@@ -160,6 +161,74 @@ def codel_scenarios(draw: st.DrawFn) -> vectors.Vector:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(codel_scenarios())
 def test_pipelines_agree_on_codel(vector: vectors.Vector) -> None:
+    reference = vectors.result_json(vectors.run_reference(vector))
+    compiled = vectors.result_json(vectors.run_engine(vector))
+    assert compiled == reference
+
+
+def abc_configs(rate_bps: float, burst_s: float) -> st.SearchStrategy[AbcConfig]:
+    """Memories short enough that rates and the average move within a few hundred packets,
+    or the paper's; thresholds anywhere up to the burst limit; per address or per prefix."""
+    fractions = st.floats(0, 1)
+
+    def build(meter: float, average: float, reference: float, low: float, high: float,
+              gamma: float, prefix: int) -> AbcConfig:  # fmt: skip
+        q_min, q_base = sorted((low * burst_s, high * burst_s))
+        key = AggregateKey.SOURCE_ADDRESS if prefix == 32 else AggregateKey.SOURCE_PREFIX
+        return AbcConfig(meter, average, reference, q_min, q_base, gamma * burst_s, key, prefix)
+
+    return st.builds(
+        build,
+        st.sampled_from([0.001, 0.004, 0.02, 3.0]),
+        st.sampled_from([0.001, 0.005, 0.3]),
+        st.sampled_from([1e3, 1e4, rate_bps / 4]),
+        fractions,
+        fractions,
+        st.floats(0, 2),
+        st.sampled_from([32, 32, 30, 24, 0]),
+    )
+
+
+@st.composite
+def abc_scenarios(draw: st.DrawFn) -> vectors.Vector:
+    """ABC slices fed by many aggregates (more than their 64 slots, so some share one) at
+    paced rates around the slice's and in bursts, idle gaps beyond 34 memories (the decay
+    table's last row), and a clock that may start just before the 48-bit timestamp wraps."""
+    defined = []
+    for dp_sid in draw(st.sets(st.integers(1, 4), min_size=1, max_size=2)):
+        rate = draw(st.sampled_from([12e6, 50e6, 100e6]))
+        burst = draw(st.floats(0.002, 0.03))
+        defined.append(
+            dp.DataplaneSlice(
+                dp_sid, f"a{dp_sid}", None, (f"10.0.{dp_sid}.0/24",), rate, burst,
+                draw(st.integers(0, 7)), dp.Scheme.ABC, None, 1,
+                abc=draw(abc_configs(rate, burst)),
+            )
+        )  # fmt: skip
+    ports = {1: PortConfig(draw(st.sampled_from([10**8, 10**9, 10**10])), 64)}
+    wrap_ns = (TIMESTAMP_MOD - draw(st.integers(1, 20_000))) * 1000
+    now = draw(st.sampled_from([1_000_000, wrap_ns]))
+    sources = [f"10.9.{i // 250}.{i % 250 + 1}" for i in range(draw(st.integers(1, 90)))]
+    steps: list[vectors.Step] = []
+    for _ in range(draw(st.integers(1, 8))):
+        target = draw(st.sampled_from(defined))
+        size = draw(st.integers(64, 1518))
+        paced_ns = int(size * 8 / target.rate_bps * 1e9)
+        gap = draw(st.sampled_from([paced_ns, paced_ns // 2, paced_ns * 2, 0]))
+        active = draw(st.lists(st.sampled_from(sources), min_size=1, max_size=4))
+        for _ in range(draw(st.integers(1, 100))):
+            now += max(0, gap + draw(st.integers(-2_000, 2_000)))
+            headers = Headers.parse(
+                f"10.0.{target.dp_sid}.9", ipv4_src=draw(st.sampled_from(active))
+            )
+            steps.append(vectors.PacketStep(Packet(now, headers, size), Outcome.PENDING))
+        now += draw(st.sampled_from([0, 500_000, 40_000_000, 200_000_000]))
+    return vectors.Vector(Path("abc"), {}, tuple(defined), ROUTES, ports, tuple(steps))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(abc_scenarios())
+def test_pipelines_agree_on_abc(vector: vectors.Vector) -> None:
     reference = vectors.result_json(vectors.run_reference(vector))
     compiled = vectors.result_json(vectors.run_engine(vector))
     assert compiled == reference

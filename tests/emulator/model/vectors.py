@@ -30,7 +30,7 @@ from sliceportal.domain.reconcile import UpdateKind
 from sliceportal.emulator import layout as L
 from sliceportal.emulator.defaults import DEFAULT_P4INFO
 from sliceportal.emulator.model.engine import NEVER_NS, Engine
-from sliceportal.emulator.model.entries import install, install_meters
+from sliceportal.emulator.model.entries import install, install_meters, install_switch
 from sliceportal.emulator.model.ports import PortConfig
 from sliceportal.emulator.model.program import DEFAULT_TTL, Headers
 from sliceportal.emulator.model.reference import Decision, Packet, ReferenceSwitch
@@ -56,6 +56,8 @@ REGISTERS = {
     "codel_last_count": dp.CODEL_LAST_COUNT_REGISTER,
     "codel_drop_next": dp.CODEL_DROP_NEXT_REGISTER,
     "codel_first_above": dp.CODEL_FIRST_ABOVE_REGISTER,
+    **{name.rsplit(".", 1)[-1]: name for name in dp.ABC_METER_REGISTERS},
+    **{name.rsplit(".", 1)[-1]: name for name in dp.ABC_AVERAGE_REGISTERS},
 }
 
 
@@ -115,11 +117,15 @@ def _slice(doc: dict[str, Any]) -> dp.DataplaneSlice:
     doc.setdefault("marking_threshold_s", None)
     if "codel" in doc:
         doc["codel"] = CodelConfig.from_seconds(**doc["codel"])
+    if "abc" in doc:
+        doc["abc"] = dp.abc_config(doc["abc"], doc["rate_bps"], doc["burst_limit_s"])
     return dp.DataplaneSlice(**doc)
 
 
 def _packet(doc: dict[str, Any]) -> PacketStep:
-    headers = Headers.parse(doc["ipv4_dst"], doc.get("vlan_id"), doc.get("ttl", DEFAULT_TTL))
+    headers = Headers.parse(
+        doc["ipv4_dst"], doc.get("vlan_id"), doc.get("ttl", DEFAULT_TTL), doc.get("ipv4_src")
+    )
     packet = Packet(doc["t_ns"], headers, doc["bytes"], doc.get("ecn", 0))
     return PacketStep(packet, L.Outcome[doc["expect"].upper()])
 
@@ -136,6 +142,7 @@ def entries_json(entries: Sequence[dp.TableEntry]) -> list[dict[str, Any]]:
             "action": e.action,
             "params": dict(e.params),
         }
+        | ({"priority": e.priority} if e.priority else {})
         for e in entries
     ]
 
@@ -168,7 +175,7 @@ def load(path: Path) -> Vector:
 
 def _state(vector: Vector) -> DeviceState:
     state = DeviceState(P4InfoIndex.from_file(DEFAULT_P4INFO))
-    install(state, dp.dataplane_entries(vector.slices, vector.routes))
+    install_switch(state, dp.dataplane_entries(vector.slices, vector.routes))
     install_meters(state, dp.meter_configs(vector.slices))
     return state
 

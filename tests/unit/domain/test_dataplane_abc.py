@@ -45,8 +45,13 @@ def test_an_abc_slice_gets_the_abc_action_with_the_papers_defaults() -> None:
     assert dict(by_prefix.policy().params)["prefix_mask"] == 0xFFFFFF00
 
 
-def test_an_abc_slice_brings_its_memories_rows_and_the_function_tables() -> None:
-    entries = dp.slice_entries(abc_slice(1, "10.1.0.0/16"))
+def test_an_abc_slice_needs_its_memories_rows_and_the_function_tables() -> None:
+    slice_ = abc_slice(1, "10.1.0.0/16")
+    groups = dp.shared_rows(slice_.policy())
+    assert [g.table for g in groups] == [*dp.ABC_DECAY_TABLES, *dp.ABC_LOOKUP_TABLES]
+    assert [g.memory_field for g in groups][:3] == ["meter_memory_s", "average_memory_s", None]
+    entries = dp.dataplane_entries([slice_])
+    assert entries[-2:] == dp.slice_entries(slice_)  # the shared rows first
     tables = [entry.table for entry in entries]
     assert tables.count(dp.ABC_METER_DECAY) == len(abc_decay_table(3.0))
     assert tables.count(dp.ABC_AVERAGE_DECAY) == len(abc_decay_table(0.3))
@@ -67,6 +72,14 @@ def test_abc_slices_with_equal_memories_share_rows_and_a_17th_memory_is_refused(
     same = dp.dataplane_entries([abc_slice(1, "10.1.0.0/16"), abc_slice(2, "10.2.0.0/16")])
     alone = dp.dataplane_entries([abc_slice(1, "10.1.0.0/16")])
     assert len(same) == len(alone) + 2  # the second slice's classifier entry and policy
+    both = rc.desired_state(
+        [intent(1, abc_slice(1, "10.1.0.0/16")), intent(2, abc_slice(2, "10.2.0.0/16"))]
+    )
+    routes = 2  # the intents route their prefixes too
+    assert len(both.entries) == len(same) + routes
+    assert list(both.shared.values()) == [[1, 2]] * 5
+    decay_key = next(k for k in both.entries if k[0] == dp.ABC_METER_DECAY)
+    assert both.owners[decay_key] == [1, 2]
     slices = [
         abc_slice(i + 1, f"10.{i}.0.0/16", meter_memory_s=1.0 + i / 10)
         for i in range(c.ABC_DECAY_MEMORIES)
@@ -94,6 +107,18 @@ def test_the_reconciler_rejects_the_slice_bringing_a_17th_memory() -> None:
     desired = rc.desired_state(intents)
     assert list(desired.rejected) == [c.ABC_DECAY_MEMORIES + 1]
     assert "abc_average_decay" in desired.rejected[c.ABC_DECAY_MEMORIES + 1]
+
+
+def test_a_slice_is_confirmed_only_with_its_shared_rows_and_its_digest_names_them() -> None:
+    one = intent(1, abc_slice(1, "10.1.0.0/16"))
+    held = rc.desired_state([one]).entries
+    groups: dict[dp.SharedRows, bool] = {}
+    assert rc.confirmed(one, held, groups=groups) and all(groups.values())
+    missing = dict(held)
+    del missing[next(k for k in held if k[0] == dp.ABC_RECIPROCAL)]
+    assert not rc.confirmed(one, missing)
+    other = intent(1, abc_slice(1, "10.1.0.0/16", meter_memory_s=2.0))
+    assert rc.intent_digest(one) != rc.intent_digest(other)
 
 
 def test_abc_rows_are_written_before_the_policy_and_deleted_after_it() -> None:
@@ -147,8 +172,8 @@ def test_check_scheme_defaults_every_abc_parameter() -> None:
 
 def test_range_entries_and_priorities_round_trip_through_the_codec() -> None:
     codec = EntryCodec(P4InfoIndex.from_file(P4INFO_PATH))
-    entries = dp.slice_entries(abc_slice(1, "10.1.0.0/16"))
-    for entry in (entries[0], *[e for e in entries if e.table in dp.SHARED_TABLES][::997]):
+    entries = dp.dataplane_entries([abc_slice(1, "10.1.0.0/16")])
+    for entry in (entries[-1], *[e for e in entries if e.table in dp.SHARED_TABLES][::997]):
         message = codec.encode(entry)
         assert message.priority == entry.priority
         assert codec.decode(message) == entry

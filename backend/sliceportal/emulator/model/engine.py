@@ -16,8 +16,10 @@ import numpy.typing as npt
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.abc import STATE_WIDTH
 from sliceportal.emulator import layout as L
 from sliceportal.emulator.model import kernel
+from sliceportal.emulator.model.abc_tables import DECAY_COLUMNS
 from sliceportal.emulator.model.ports import PortConfig, check_port
 from sliceportal.emulator.model.program import Classifier, Headers
 from sliceportal.emulator.state import DeviceState
@@ -43,6 +45,15 @@ _CODEL_REGISTERS = (
     dp.CODEL_FIRST_ABOVE_REGISTER,
 )
 """SliceCodel's registers in the order the kernel unpacks them."""
+_ABC_REGISTERS = (*dp.ABC_METER_REGISTERS, *dp.ABC_AVERAGE_REGISTERS)
+"""SliceAbc's registers in the order the kernel unpacks them."""
+_INT64_SPAN = 1 << 64
+_NO_ABC = (
+    np.zeros((0, DECAY_COLUMNS), np.int64),
+    np.zeros((3, 1), np.int64),
+    np.zeros((3, STATE_WIDTH + 1), np.int64),
+)
+"""The kernel's ABC tables while no header class is an abc slice's."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,7 @@ def compile_kernel() -> None:
         i64 = np.int64
         counters = tuple(np.zeros(1, i64) for _ in range(12))
         codel = tuple(np.zeros(1, np.uint64) for _ in _CODEL_REGISTERS)
+        abc = tuple(np.zeros(1, np.uint64) for _ in _ABC_REGISTERS)
         kernel.run(
             0, np.zeros((0, L.OL_COLUMNS), i64), -1, np.zeros((0, L.CLS_COLUMNS), i64),
             np.zeros((0, L.FI_COLUMNS), i64), np.zeros((0, L.FF_COLUMNS), np.float64),
@@ -120,7 +132,8 @@ def compile_kernel() -> None:
             np.zeros((1, L.PKT_COLUMNS), i64), np.zeros(1, i64),
             np.zeros((8, L.EV_COLUMNS), i64), np.zeros(L.CUR_COLUMNS, i64),
             np.zeros(1, np.uint64), np.zeros(1, np.uint64),
-            np.zeros((1, L.MTR_COLUMNS), i64), codel, np.zeros((0, L.LAW_COLUMNS), i64), counters,
+            np.zeros((1, L.MTR_COLUMNS), i64), codel, np.zeros((0, L.LAW_COLUMNS), i64), abc,
+            *_NO_ABC, counters,
             np.zeros((0, L.TR_COLUMNS), i64), np.zeros(1, i64), np.zeros((0, 2, 2), i64),
             np.zeros((0, L.TS_COLUMNS), i64), 1, np.zeros(L.ST_COLUMNS, i64),
         )  # fmt: skip
@@ -178,7 +191,11 @@ class Engine:
         )
         if any(values.dtype != np.uint64 for values in self._codel):
             raise TypeError("the CoDel registers must be uint64 arrays")
+        self._abc = tuple(registers[_by_name(state, name, True)].values for name in _ABC_REGISTERS)
+        if any(values.dtype != np.uint64 for values in self._abc):
+            raise TypeError("the ABC registers must be uint64 arrays")
         self._law: Int64Array = np.zeros((0, L.LAW_COLUMNS), np.int64)
+        self._abc_arrays = _NO_ABC
         self.default_port = default_port
         self._ports: Int64Array = np.zeros((L.PORTS, L.PORT_COLUMNS), np.int64)
         for port in range(L.PORTS):
@@ -325,13 +342,18 @@ class Engine:
         with self.state.lock:
             if self.classifier.refresh() or self._classes_stale:
                 self._cls, self._law = self._class_table()
+                self._abc_arrays = _NO_ABC
+                if np.any(self._cls[:, L.CLS_POLICY] == L.POLICY_ABC):
+                    decay, _, cells, offsets = self.classifier.abc.kernel_arrays
+                    self._abc_arrays = (decay, cells, offsets)
                 self._classes_stale = False
+            abc_decay, abc_cells, abc_offsets = self._abc_arrays
             while True:
                 status = kernel.run(
                     t_end_ns, ol, trace_offset, self._cls, self._fi, self._ff, self._ports,
                     self._queues, self._pool, self._free, self._heap, self._cur,
                     self._vq_delay, self._vq_last, self._meters, self._codel, self._law,
-                    self._counters, self.trace,
+                    self._abc, abc_decay, abc_cells, abc_offsets, self._counters, self.trace,
                     self._tap_row, self._tap_hist, self._tap_sum, self._tap_bin_us, self.stats,
                 )  # fmt: skip
                 if status == L.Status.DONE:
@@ -386,5 +408,21 @@ class Engine:
                         law_rows += [(r.value, r.prefix_len, r.spacing) for r in codel.law]
                         span = law_spans[codel.interval] = (start, len(law_rows))
                     row[L.CLS_LAW_START], row[L.CLS_LAW_END] = span
+                abc = policy.abc
+                if abc is not None:
+                    spans = self.classifier.abc.kernel_arrays[1]
+                    row[L.CLS_POLICY] = L.POLICY_ABC
+                    row[L.CLS_ABC_CELL] = verdict.abc_cell
+                    row[L.CLS_ABC_Q_MIN] = abc.q_min
+                    row[L.CLS_ABC_Q_BASE] = abc.q_base
+                    # gamma is bit<64>: the kernel reads the two's complement back as uint64
+                    gamma = abc.gamma
+                    row[L.CLS_ABC_GAMMA] = gamma - _INT64_SPAN if gamma >> 63 else gamma
+                    row[L.CLS_ABC_OFFSET] = abc.activity_offset
+                    row[L.CLS_ABC_METER_MEMORY] = abc.meter_memory
+                    meter = spans.get((0, abc.meter_memory), (0, 0))
+                    average = spans.get((1, abc.average_memory), (0, 0))
+                    row[L.CLS_ABC_METER_START], row[L.CLS_ABC_METER_END] = meter
+                    row[L.CLS_ABC_AVERAGE_START], row[L.CLS_ABC_AVERAGE_END] = average
         law = np.array(law_rows, np.int64).reshape(-1, L.LAW_COLUMNS)
         return table, law

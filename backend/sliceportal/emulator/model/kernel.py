@@ -384,6 +384,183 @@ def _codel(sid: int, ts: int, sojourn: int, cls_row: Any, codel: tuple[Any, ...]
     return signal
 
 
+# -- ABC: unsigned 64-bit state, products in 128 bits as (high, low) uint64 pairs ----------------
+
+_U32 = np.uint64(32)
+_U64 = np.uint64(64)
+_MASK32 = np.uint64(0xFFFFFFFF)
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_DECAY_BITS = np.uint64(c.ABC_DECAY_FRAC_BITS)
+_STATE_BITS = np.uint64(c.ABC_STATE_FRAC_BITS)
+_GAMMA_BITS = np.uint64(c.ABC_GAMMA_FRAC_BITS)
+_WEIGHT_BITS = np.uint64(c.ABC_RECIPROCAL_FRAC_BITS)
+_EXTRA_BITS = np.uint64(c.ABC_AVERAGE_EXTRA_BITS)
+_ROUND_UP = np.uint64((1 << c.ABC_DECAY_FRAC_BITS) - 1)
+_SATURATED = np.uint64((1 << 64) - 1)
+_ACTIVITY_MASK = np.uint64((1 << c.ABC_ACTIVITY_WIDTH) - 1)
+_AVERAGE_ZERO = np.uint64(c.ABC_AVERAGE_ZERO)
+_STATE_ONE = np.uint64(c.ABC_STATE_ONE)
+_ACTIVITY_MAX = c.ABC_ACTIVITY_MAX
+
+
+@_jit
+def _mul(a: Any, b: Any) -> tuple[Any, Any]:
+    """a x b for uint64s, as the (high, low) words of the 128-bit product."""
+    a0 = a & _MASK32
+    a1 = a >> _U32
+    b0 = b & _MASK32
+    b1 = b >> _U32
+    p00 = a0 * b0
+    p01 = a0 * b1
+    p10 = a1 * b0
+    mid = (p00 >> _U32) + (p01 & _MASK32) + (p10 & _MASK32)
+    low = (mid << _U32) | (p00 & _MASK32)
+    high = a1 * b1 + (p01 >> _U32) + (p10 >> _U32) + (mid >> _U32)
+    return high, low
+
+
+@_jit
+def _shr(high: Any, low: Any, shift: Any) -> tuple[Any, Any]:
+    """(high, low) >> shift, for 0 < shift < 64."""
+    return high >> shift, (low >> shift) | (high << (_U64 - shift))
+
+
+@_jit
+def _mul_shr(a: Any, b: Any, shift: Any) -> tuple[Any, Any]:
+    """(a x b) >> shift as (high, low) words: a bit<128> product shifted back."""
+    high, low = _mul(a, b)
+    return _shr(high, low, shift)
+
+
+@_jit
+def _add(high: Any, low: Any, value: Any) -> tuple[Any, Any]:
+    """(high, low) + value, carrying into the high word."""
+    total = low + value
+    return high + (_U1 if total < low else _U0), total
+
+
+@_jit
+def _decay_row(rows: Any, start: int, end: int, elapsed: int) -> tuple[Any, int]:
+    """abc_meter_decay / abc_average_decay: the factor and ticks of the row covering
+    ``elapsed`` among one memory's rows [start, end) (sorted, disjoint); (0, 0) for none."""
+    lo = start
+    hi = end - 1
+    if hi < lo or elapsed < rows[lo, 0]:
+        return _U0, 0
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if rows[mid, 0] <= elapsed:
+            lo = mid
+        else:
+            hi = mid - 1
+    if elapsed > rows[lo, 1]:
+        return _U0, 0
+    return np.uint64(rows[lo, 2]), rows[lo, 3]
+
+
+@_jit
+def _cell_value(cells: Any, offsets: Any, table: int, bits: int, key: Any) -> int:
+    """An ABC function table's answer for ``key``: its cell's value (abc_tables.cell_offsets:
+    key 0 has the last cell)."""
+    if key == _U0:
+        return int(cells[table, offsets[table, c.ABC_STATE_WIDTH]])
+    msb = 0
+    probe = key
+    for step in (32, 16, 8, 4, 2, 1):
+        if probe >> np.uint64(step) != _U0:
+            probe = probe >> np.uint64(step)
+            msb += step
+    kept = bits if bits < msb else msb
+    mantissa = int((key >> np.uint64(msb - kept)) & np.uint64((1 << kept) - 1))
+    return int(cells[table, offsets[table, msb] + mantissa])
+
+
+@_jit
+def _abc(
+    sid: int,
+    ts: int,
+    length: int,
+    queue: int,
+    cls_row: Any,
+    abc: tuple[Any, ...],
+    decay: Any,
+    cells: Any,
+    offsets: Any,
+) -> bool:
+    """SliceAbc (abc.p4) for a packet the slice's virtual queue took, ``queue`` the delay
+    ahead of it (see abc.abc_meter_step and abc_slice_step). True: the packet is dropped."""
+    meter_last, meter_s, meter_n, average_last, average_n, a_avg = abc
+    cell = cls_row[L.CLS_ABC_CELL]
+    # abc_meter_time, abc_meter_decay, abc_meter_update
+    last = int(np.int64(meter_last[cell]))
+    elapsed = (ts - last) & _TS_MASK
+    start, end = cls_row[L.CLS_ABC_METER_START], cls_row[L.CLS_ABC_METER_END]
+    f, ticks = _decay_row(decay, start, end, elapsed)
+    advance = elapsed if f == _U0 else ticks
+    high, low = _mul_shr(meter_s[cell], f, _DECAY_BITS)
+    high, low = _add(high, low, np.uint64(length) << _STATE_BITS)
+    s = _SATURATED if high != _U0 else low
+    memory = np.uint64(cls_row[L.CLS_ABC_METER_MEMORY]) << _STATE_BITS
+    n = meter_n[cell]
+    if n > memory:
+        high, low = _mul(n - memory, f)
+        high, low = _add(high, low, _ROUND_UP)
+        n = memory + _shr(high, low, _DECAY_BITS)[1]
+    else:
+        n = memory - _mul_shr(memory - n, f, _DECAY_BITS)[1]
+    meter_last[cell] = (last + advance) & _TS_MASK
+    meter_s[cell] = s
+    meter_n[cell] = n
+    # abc_log2_s, abc_log2_n and the activity
+    log_s = _cell_value(cells, offsets, 0, c.ABC_LOG2_MANTISSA_BITS, s)
+    log_n = _cell_value(cells, offsets, 1, c.ABC_LOG2_MANTISSA_BITS, n)
+    rate_log = log_s + cls_row[L.CLS_ABC_OFFSET]
+    if n == _U0:
+        activity = _ACTIVITY_MAX
+    elif rate_log <= log_n:
+        activity = 0
+    else:
+        activity = min(rate_log - log_n, _ACTIVITY_MAX)
+    # abc_average_time, abc_average_decay and T_drop
+    last = int(np.int64(average_last[sid]))
+    stored = a_avg[sid]
+    elapsed = (ts - last) & _TS_MASK
+    start, end = cls_row[L.CLS_ABC_AVERAGE_START], cls_row[L.CLS_ABC_AVERAGE_END]
+    f, ticks = _decay_row(decay, start, end, elapsed)
+    advance = elapsed if f == _U0 else ticks
+    average = int(((stored + _AVERAGE_ZERO) >> _EXTRA_BITS) & _ACTIVITY_MASK)
+    distance = activity - average if activity >= average else average - activity
+    gamma = np.uint64(cls_row[L.CLS_ABC_GAMMA])
+    high, shift = _mul_shr(gamma, np.uint64(distance), _GAMMA_BITS)
+    q_base = np.uint64(cls_row[L.CLS_ABC_Q_BASE])
+    burst = np.uint64(cls_row[L.CLS_C_DELAY])
+    if activity >= average:
+        threshold = q_base - shift if high == _U0 and shift < q_base else _U0
+    else:
+        threshold = q_base + shift if high == _U0 and shift <= burst else burst
+    q_min = np.uint64(cls_row[L.CLS_ABC_Q_MIN])
+    threshold = q_min if threshold < q_min else threshold
+    threshold = burst if threshold > burst else threshold
+    accepted = np.uint64(queue) <= threshold
+    # abc_average_count
+    count = _mul_shr(average_n[sid], f, _DECAY_BITS)[1] + (_STATE_ONE if accepted else _U0)
+    average_last[sid] = (last + advance) & _TS_MASK
+    average_n[sid] = count
+    if not accepted:
+        return True
+    # abc_reciprocal, abc_average_update
+    weight = np.uint64(_cell_value(cells, offsets, 2, c.ABC_RECIPROCAL_MANTISSA_BITS, count))
+    current = stored + _AVERAGE_ZERO
+    sample = np.uint64(activity) << _EXTRA_BITS
+    if sample >= current:
+        current = current + _mul_shr(weight, sample - current, _WEIGHT_BITS)[1]
+    else:
+        current = current - _mul_shr(weight, current - sample, _WEIGHT_BITS)[1]
+    a_avg[sid] = current - _AVERAGE_ZERO
+    return False
+
+
 @_jit
 def _dropped_in_ingress(
     sid: int,
@@ -436,6 +613,10 @@ def _ingress(
     meters: Any,
     codel: tuple[Any, ...],
     law: Any,
+    abc: tuple[Any, ...],
+    abc_decay: Any,
+    abc_cells: Any,
+    abc_offsets: Any,
     counters: tuple[Any, ...],
     tr: Any,
     tap_row: Any,
@@ -494,6 +675,12 @@ def _ingress(
                 _dropped_in_ingress(sid, length, vq, counters, 10, stats, L.ST_AQM_DROPPED, tr,
                                     index, _AQM_DROPPED, heap, cur, fi, flow, seq, now)  # fmt: skip
                 return
+        if policy == L.POLICY_ABC and _abc(
+            sid, ts, length, delay, cls[cls_id], abc, abc_decay, abc_cells, abc_offsets
+        ):
+            _dropped_in_ingress(sid, length, vq, counters, 10, stats, L.ST_AQM_DROPPED, tr,
+                                index, _AQM_DROPPED, heap, cur, fi, flow, seq, now)  # fmt: skip
+            return
     if index >= 0 and tr.shape[0] > 0:
         tr[index, L.TR_VQ] = vq
     if queues[port, prio, L.Q_LEN] >= ports[port, L.PORT_DEPTH]:
@@ -742,6 +929,10 @@ def run(
     meters: Any,
     codel: tuple[Any, ...],
     law: Any,
+    abc: tuple[Any, ...],
+    abc_decay: Any,
+    abc_cells: Any,
+    abc_offsets: Any,
     counters: tuple[Any, ...],
     tr: Any,
     tap_row: Any,
@@ -785,8 +976,8 @@ def run(
                     _ingress(
                         time, fi[a, L.FI_CLS], fi[a, L.FI_LEN], fi[a, L.FI_ECN], a, seq, -1,
                         cls, ports, queues, pool, free, heap, cur, fi, vq_delay, vq_last,
-                        meters, codel, law, counters, tr, tap_row, tap_hist, tap_sum,
-                        tap_bin_us, stats,
+                        meters, codel, law, abc, abc_decay, abc_cells, abc_offsets, counters, tr,
+                        tap_row, tap_hist, tap_sum, tap_bin_us, stats,
                     )  # fmt: skip
                     _may_send(heap, cur, fi, ff, a, time)
             else:
@@ -797,11 +988,12 @@ def run(
                 break
             cur[L.CUR_OL_POS] = pos + 1
             cur[L.CUR_NOW] = t_ol
+            traced = trace_offset + pos if trace_offset >= 0 else -1
             _ingress(
-                t_ol, ol[pos, L.OL_CLS], ol[pos, L.OL_LEN], ol[pos, L.OL_ECN], -1, 0,
-                trace_offset + pos if trace_offset >= 0 else -1,
+                t_ol, ol[pos, L.OL_CLS], ol[pos, L.OL_LEN], ol[pos, L.OL_ECN], -1, 0, traced,
                 cls, ports, queues, pool, free, heap, cur, fi, vq_delay, vq_last, meters,
-                codel, law, counters, tr, tap_row, tap_hist, tap_sum, tap_bin_us, stats,
+                codel, law, abc, abc_decay, abc_cells, abc_offsets, counters, tr, tap_row,
+                tap_hist, tap_sum, tap_bin_us, stats,
             )  # fmt: skip
     cur[L.CUR_NOW] = t_end
     return _DONE

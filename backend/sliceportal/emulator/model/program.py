@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.abc import AbcParams, aggregate_slot
 from sliceportal.domain.codel import CodelConfig, ControlLawRow, by_prefix_length
+from sliceportal.emulator.model.abc_tables import InstalledAbc
 from sliceportal.emulator.state import DeviceState
 from sliceportal.emulator.tables import Entry, MatchValue, Table
 from sliceportal.p4rt.p4info import ActionCall, P4InfoIndex, TableInfo
@@ -60,6 +62,8 @@ class Verdict:
     port: int | None
     dp_sid: int
     policy: dp.SlicePolicy | None
+    abc_cell: int = -1
+    """An abc slice's packets: their aggregate's meter cell (dp_sid x 64 + slot)."""
 
     @property
     def priority(self) -> int:
@@ -125,6 +129,13 @@ class Classifier:
         self._meter_policy = names.get(dp.METER_POLICY)
         self._codel = names[dp.CODEL]
         self._codel_spacing = names[dp.CODEL_SPACING]
+        self._abc = names[dp.ABC]
+        self._abc_tables = tuple(
+            _table(program, name)
+            for name in (dp.ABC_METER_DECAY, dp.ABC_AVERAGE_DECAY, *dp.ABC_LOOKUP_TABLES)
+        )
+        self._abc_versions: tuple[int, ...] = ()
+        self._abc_installed: InstalledAbc | None = None
         self._versions: tuple[int, ...] = ()
         self._indexes: tuple[_LpmIndex, _LpmIndex, _LpmIndex] | None = None
         self._policies: dict[int, Entry] = {}
@@ -133,9 +144,14 @@ class Classifier:
     def refresh(self) -> bool:
         """Re-read the tables if a write changed them since the last call; True if it did."""
         tables = self._state.tables
+        abc_versions = tuple(tables[t.id].version for t in self._abc_tables)
+        abc_changed = abc_versions != self._abc_versions
+        if abc_changed:
+            self._abc_versions = abc_versions
+            self._abc_installed = None
         versions = tuple(tables[t.id].version for t in self._tables())
         if versions == self._versions:
-            return False
+            return abc_changed
         self._versions = versions
         route, vlan, prefix, policy, law = (tables[t.id] for t in self._tables())
         self._indexes = (_LpmIndex(route), _LpmIndex(vlan), _LpmIndex(prefix))
@@ -150,6 +166,16 @@ class Classifier:
             rows.setdefault(_exact(interval), []).append(row)
         self._laws = {interval: by_prefix_length(tuple(r)) for interval, r in rows.items()}
         return True
+
+    @property
+    def abc(self) -> InstalledAbc:
+        """ABC's tables as installed: read on first use after a write changed one (a deploy
+        writes their 57k rows in many batches; only a packet of an abc slice needs them)."""
+        if self._abc_installed is None:
+            self._abc_installed = InstalledAbc.read(
+                *(self._state.tables[t.id] for t in self._abc_tables)
+            )
+        return self._abc_installed
 
     def _tables(self) -> tuple[TableInfo, ...]:
         return (self._route, self._vlan, self._prefix, self._policy, self._law)
@@ -190,6 +216,15 @@ class Classifier:
             codel = CodelConfig(target, interval, ecn_mark == 1, law)
             policy = dp.SlicePolicy(priority, byte_time, c_delay, None, hist_target, codel=codel)
             return Verdict(port, dp_sid, policy)
+        if action == self._abc:
+            priority, byte_time, c_delay, hist_target, *data = args
+            q_min, q_base, gamma, offset, meter_memory, average_memory, mask = data
+            abc = AbcParams(
+                q_min, q_base, gamma, offset, meter_memory, average_memory, mask, c_delay
+            )
+            policy = dp.SlicePolicy(priority, byte_time, c_delay, None, hist_target, abc=abc)
+            source = ipaddress.IPv4Address(headers.ipv4_src)
+            return Verdict(port, dp_sid, policy, aggregate_slot(mask, dp_sid, source))
         if action == self._meter_policy:
             # No virtual queue: byte_time and c_delay are unused (the meter holds the rates).
             return Verdict(port, dp_sid, dp.SlicePolicy(args[0], 0, 0, None, args[1], True))

@@ -17,6 +17,13 @@ from dataclasses import dataclass
 
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
+from sliceportal.domain.abc import (
+    AbcParams,
+    MeterState,
+    SliceState,
+    abc_meter_step,
+    abc_slice_step,
+)
 from sliceportal.domain.codel import CodelState, codel_step
 from sliceportal.domain.units import Verdict
 from sliceportal.emulator import layout as L
@@ -26,6 +33,7 @@ from sliceportal.emulator.model.program import Classifier, Headers
 from sliceportal.emulator.state import DeviceState
 
 _TS_MODULUS = 1 << c.TIMESTAMP_WIDTH
+_STATE_MODULUS = 1 << c.ABC_STATE_WIDTH
 _TD_MAX = (1 << 32) - 1
 _ECN_CE = 3
 
@@ -96,6 +104,8 @@ class ReferenceSwitch:
                 dp.CODEL_FIRST_ABOVE_REGISTER,
             )
         ]
+        self._abc_meter = [state.registers[registers[n]].values for n in dp.ABC_METER_REGISTERS]
+        self._abc_average = [state.registers[registers[n]].values for n in dp.ABC_AVERAGE_REGISTERS]
         meters = [m for m in state.meters.values() if m.info.name == dp.SLICE_METER]
         self._meters = meters[0].cells if meters else None
         self._queues: dict[int, list[deque[_Queued]]] = {}
@@ -162,6 +172,12 @@ class ReferenceSwitch:
                     return
                 if signal is Verdict.MARK:
                     ecn, marked = _ECN_CE, True
+            if policy.abc is not None:
+                queue_ahead = after.delay - packet.frame_bytes * policy.byte_time
+                if self._abc(verdict.abc_cell, sid, policy.abc, now, packet, queue_ahead):
+                    self._count(dp.AQM_DROPPED, sid, packet.frame_bytes)
+                    self.decisions[index] = Decision(Outcome.AQM_DROPPED, sid, port, prio, vq)
+                    return
         config = self._ports.get(port, self._default_port)
         queues = self._queues.setdefault(port, [deque() for _ in range(QUEUES)])
         if len(queues[prio]) >= config.queue_depth:
@@ -176,6 +192,26 @@ class ReferenceSwitch:
         queues[prio].append(item)
         if sum(map(len, queues)) == 1:  # the port's first waiting packet: it waits for the link
             self._schedule(port, free_at)
+
+    def _abc(
+        self, cell: int, sid: int, params: AbcParams, now: int, packet: Packet, queue: int
+    ) -> bool:
+        """SliceAbc: the aggregate's meter, then the slice's decision on the delay ahead of
+        the packet; True when it drops the packet."""
+        tables = self.classifier.abc.tables(params.meter_memory, params.average_memory)
+        meter = MeterState(*(int(r[cell]) for r in self._abc_meter))
+        meter, activity = abc_meter_step(meter, params, tables, now, packet.frame_bytes)
+        for registers, value in zip(self._abc_meter, dataclasses.astuple(meter), strict=True):
+            registers[cell] = value
+        last, count, stored = (int(r[sid]) for r in self._abc_average)
+        average = SliceState(last, count, (stored + c.ABC_AVERAGE_ZERO) % _STATE_MODULUS)
+        average, verdict = abc_slice_step(average, params, tables, now, activity, queue)
+        stored = (average.average - c.ABC_AVERAGE_ZERO) % _STATE_MODULUS
+        for registers, value in zip(
+            self._abc_average, (average.last, average.count_q16, stored), strict=True
+        ):
+            registers[sid] = value
+        return verdict is Verdict.DROP
 
     def _meter_color(self, sid: int, packet: Packet) -> int:
         """slice_meter.execute_meter on the slice's cell (GREEN while it is unconfigured)."""
