@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import ipaddress
 import json
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +26,7 @@ from sliceportal.core.config import Settings
 from sliceportal.db import samples as store
 from sliceportal.db.models import TelemetrySample
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.abc import aggregate_slot
 from sliceportal.domain.reconcile import EntryUpdate, UpdateKind, desired_state
 from sliceportal.domain.telemetry import (
     ABC_REGISTER_CELLS,
@@ -492,3 +495,54 @@ def test_abc_slices_read_195_register_cells_more_within_the_budget(
     mixed = (watch.slices[0], dataclasses.replace(watch.slices[1], abc=None))
     poller.watch = dataclasses.replace(watch, budget_cells=fits_one_abc, slices=mixed)
     assert [len(group) for group in poller.groups] == [2]
+
+
+def test_an_abc_slice_s_busiest_aggregates_are_its_sources_through_the_packet_model(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    pool: SessionPool,
+    sink: SampleSink,
+) -> None:
+    """Traffic through the emulator's packet model, which runs ABC: Poisson sources of 12 and
+    2 Mbit/s share a 10 Mbit/s abc slice. The poller reads their meters back as the two
+    busiest slots (the slots their source addresses hash to), together at the slice's rate
+    (ABC meters the packets the virtual queue took, abc.p4), the heavy one the more active,
+    the slice's average between them; ABC's drops are counted as the slice's aqm drops."""
+    model = PacketModel(clock=Clock.MANUAL)
+    with EmulatorServer("127.0.0.1:0", 1, load_pipeline=True, model=model) as emulator:
+        (abc_slice,) = create_emulator_slices(client, operator_headers, emulator.address, **ABC)
+        watch = watch_of(db, settings, abc_slice)
+        deploy(db, pool, watch)
+        clock = FakeClock()
+        poller = SwitchPoller(watch, pool, 1.0, clock=clock)
+        assert poller.poll() is not None  # the baseline
+        sid = dp_sid_of(abc_slice)
+        rates = {"192.0.2.10": 12e6, "192.0.2.20": 2e6}
+        for source, rate in rates.items():
+            model.put_source(
+                SourceSpec(source, "poisson", "10.0.0.1", ipv4_src=source, rate_bps=rate)
+            )
+        model.advance(2.0)
+        clock.advance(2.0)
+        batch = poller.poll()
+    assert batch is not None and batch.abc is not None
+    sink.handle(batch)
+    (sample,) = stored(db, abc_slice["id"], batch.t)
+    state = sample["abc"]
+    slots = {
+        source: aggregate_slot(0xFFFFFFFF, sid, ipaddress.IPv4Address(source)) - sid * 64
+        for source in rates
+    }
+    heavy, light, *rest = state["aggregates"]
+    assert (heavy["slot"], light["slot"], rest) == (slots["192.0.2.10"], slots["192.0.2.20"], [])
+    assert heavy["rate_bps"] + light["rate_bps"] == pytest.approx(10e6, rel=0.05)
+    assert 1e6 < light["rate_bps"] < 2e6 and heavy["rate_bps"] > 4 * light["rate_bps"]
+    for aggregate in (heavy, light):
+        expected = math.log2(aggregate["rate_bps"] / 1e5)
+        assert aggregate["activity"] == pytest.approx(expected, abs=0.01)
+        assert aggregate["idle_s"] < 0.05
+    assert light["activity"] < state["average_activity"] < heavy["activity"]
+    assert state["active_slots"] == 2
+    assert sample["aqm_drop_ratio"] > 0  # ABC dropped, counted as before
