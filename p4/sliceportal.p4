@@ -12,9 +12,9 @@
 #include "include/control/checksum.p4"
 #include "include/control/routing.p4"
 #include "include/control/slice_classifier.p4"
-#include "include/control/vqueue.p4"
 #include "include/control/codel.p4"
 #include "include/control/abc.p4"
+#include "include/control/vqueue.p4"
 #include "include/control/aqm_drop.p4"
 #include "include/control/real_queue.p4"
 #include "include/control/slice_monitor.p4"
@@ -25,8 +25,6 @@ control SliceportalIngress(inout headers_t hdr,
     Routing() routing;
     SliceClassifier() classifier;
     VirtualQueue() vqueue;
-    SliceCodel() codel;
-    SliceAbc() abc;
     AqmDrop() aqm;
 
     apply {
@@ -34,8 +32,6 @@ control SliceportalIngress(inout headers_t hdr,
         if (local_md.routed) {
             classifier.apply(hdr, local_md, standard_metadata);
             vqueue.apply(hdr, local_md, standard_metadata);
-            codel.apply(hdr, local_md, standard_metadata);
-            abc.apply(hdr, local_md, standard_metadata);
             aqm.apply(hdr, local_md, standard_metadata);
         }
     }

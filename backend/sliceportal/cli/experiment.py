@@ -15,6 +15,10 @@ paper-exp1 and paper-exp3 also run the paper's baseline, every slice policed by 
 (trTCM) instead of a virtual queue, and their summary's ``meter_baseline`` sets its
 throughputs and real delays beside theirs and the paper's (Figs. 8 and 14).
 ``paper-exp1-meter`` and ``paper-exp3-meter`` run that baseline alone, with all its files.
+
+codel-table1 runs P4-CoDel's Table I (1-3 TCP flows in a 100 Mbit/s slice, tail drop and
+CoDel); abc-fig4, abc-fig5 and abc-fig6 run P4-ABC's Figs. 4-6 (two clients through a
+50 Mbit/s slice, tail drop and ABC): docs/emulator.md says how each is set up.
 """
 
 from __future__ import annotations
@@ -28,7 +32,17 @@ from typing import TypeVar
 from sliceportal.cli import CliError, write_json
 from sliceportal.emulator.layout import DCTCP_MIN_CWND
 
-NAMES = ("paper-exp1", "paper-exp3", "paper-exp1-meter", "paper-exp3-meter", "codel-table1")
+NAMES = (
+    "paper-exp1",
+    "paper-exp3",
+    "paper-exp1-meter",
+    "paper-exp3-meter",
+    "codel-table1",
+    "abc-fig4",
+    "abc-fig5",
+    "abc-fig6",
+)
+ABC_DURATION_S, ABC_WARMUP_S = 60.0, 10.0
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,7 +58,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="paper-exp1: 1 Gbit/s link, one queue; paper-exp3: 285 Mbit/s bottleneck, "
         "DC and Enterprise at high priority; -meter: the same with P4 meters instead of "
         "virtual queues (the paper's baseline, Figs. 8 and 14); codel-table1: P4-CoDel's "
-        "Table I, 1-3 TCP flows in a 100 Mbit/s slice with tail drop and with CoDel",
+        "Table I, 1-3 TCP flows in a 100 Mbit/s slice with tail drop and with CoDel; "
+        "abc-fig4/5/6: P4-ABC's Figs. 4-6, two clients through a 50 Mbit/s slice with tail "
+        "drop and with ABC (CBR against CBR, n TCP flows against one, CBR against TCP)",
     )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output directory")
     parser.add_argument(
@@ -52,14 +68,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=_seconds,
         default=None,
         metavar="S",
-        help="simulated seconds measured (default as the paper: 250, codel-table1 4)",
+        help="simulated seconds measured (default as the paper: 250, codel-table1 4; "
+        f"abc-fig* {ABC_DURATION_S:g} per run)",
     )
     parser.add_argument(
         "--warmup",
         type=_seconds,
         default=None,
         metavar="S",
-        help="simulated seconds run before measuring (default 50 as the paper; codel-table1 0.5)",
+        help="simulated seconds run before measuring (default 50 as the paper; codel-table1 0.5, "
+        f"abc-fig* {ABC_WARMUP_S:g})",
     )
     parser.add_argument(
         "--sample",
@@ -109,6 +127,8 @@ def experiment(args: argparse.Namespace) -> int:
         raise CliError(f"--out {args.out}: exists and is not a directory")
     if args.name == "codel-table1":
         return _codel_table1(args)
+    if args.name.startswith("abc-"):
+        return _abc_figure(args)
     from sliceportal.experiments.output import summary, write_report
     from sliceportal.experiments.paper import EXPERIMENTS
     from sliceportal.experiments.plots import write_plots
@@ -152,6 +172,30 @@ def _codel_table1(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     write_json(codel.summary(report) | {"files": [str(f) for f in files]})
+    if not report.passed:
+        failed = [c.name for c in report.checks if not c.passed]
+        sys.stderr.write(f"sliceportal: {len(failed)} check(s) failed: {'; '.join(failed)}\n")
+        return 1
+    return 0
+
+
+def _abc_figure(args: argparse.Namespace) -> int:
+    from sliceportal.experiments import abc
+
+    duration = ABC_DURATION_S if args.duration is None else args.duration
+    if duration <= 0:
+        raise CliError("--duration must be positive")
+    report = abc.run(
+        args.name,
+        duration_s=duration,
+        warmup_s=ABC_WARMUP_S if args.warmup is None else args.warmup,
+        seed=args.seed,
+    )
+    try:
+        files = abc.write_report(report, args.out)
+    except OSError as exc:
+        raise CliError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
+    write_json(abc.summary(report) | {"files": [str(f) for f in files]})
     if not report.passed:
         failed = [c.name for c in report.checks if not c.passed]
         sys.stderr.write(f"sliceportal: {len(failed)} check(s) failed: {'; '.join(failed)}\n")

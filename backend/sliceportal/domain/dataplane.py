@@ -69,14 +69,14 @@ TAIL_DROP = "SliceportalIngress.vqueue.tail_drop"
 ECN_STEP = "SliceportalIngress.vqueue.ecn_step"
 METER_POLICY = "SliceportalIngress.vqueue.meter_policy"
 CODEL = "SliceportalIngress.vqueue.codel"
-CODEL_CONTROL_LAW = "SliceportalIngress.codel.codel_control_law"
-CODEL_SPACING = "SliceportalIngress.codel.codel_spacing"
+CODEL_CONTROL_LAW = "SliceportalIngress.vqueue.codel.codel_control_law"
+CODEL_SPACING = "SliceportalIngress.vqueue.codel.codel_spacing"
 AQM_DROPPED = "SliceportalIngress.aqm.aqm_dropped"
-CODEL_DROPPING_REGISTER = "SliceportalIngress.codel.codel_dropping"
-CODEL_COUNT_REGISTER = "SliceportalIngress.codel.codel_count"
-CODEL_LAST_COUNT_REGISTER = "SliceportalIngress.codel.codel_last_count"
-CODEL_DROP_NEXT_REGISTER = "SliceportalIngress.codel.codel_drop_next"
-CODEL_FIRST_ABOVE_REGISTER = "SliceportalIngress.codel.codel_first_above"
+CODEL_DROPPING_REGISTER = "SliceportalIngress.vqueue.codel.codel_dropping"
+CODEL_COUNT_REGISTER = "SliceportalIngress.vqueue.codel.codel_count"
+CODEL_LAST_COUNT_REGISTER = "SliceportalIngress.vqueue.codel.codel_last_count"
+CODEL_DROP_NEXT_REGISTER = "SliceportalIngress.vqueue.codel.codel_drop_next"
+CODEL_FIRST_ABOVE_REGISTER = "SliceportalIngress.vqueue.codel.codel_first_above"
 SLICE_METER = "SliceportalIngress.vqueue.slice_meter"
 VQ_DROPPED = "SliceportalIngress.vqueue.vq_dropped"
 FORWARDED = "SliceportalEgress.monitor.forwarded"
@@ -87,14 +87,14 @@ REAL_DELAY_HIST = "SliceportalEgress.monitor.real_delay_hist"
 VQ_DELAY_REGISTER = "SliceportalIngress.vqueue.vq_delay"
 VQ_LAST_SEEN_REGISTER = "SliceportalIngress.vqueue.vq_last_seen"
 ABC = "SliceportalIngress.vqueue.abc"
-ABC_METER_DECAY = "SliceportalIngress.abc.abc_meter_decay"
-ABC_AVERAGE_DECAY = "SliceportalIngress.abc.abc_average_decay"
-ABC_DECAY = "SliceportalIngress.abc.abc_decay"
-ABC_LOG2_S = "SliceportalIngress.abc.abc_log2_s"
-ABC_LOG2_N = "SliceportalIngress.abc.abc_log2_n"
-ABC_LOG2 = "SliceportalIngress.abc.abc_log2"
-ABC_RECIPROCAL = "SliceportalIngress.abc.abc_reciprocal"
-ABC_WEIGHT = "SliceportalIngress.abc.abc_weight"
+ABC_METER_DECAY = "SliceportalIngress.vqueue.abc.abc_meter_decay"
+ABC_AVERAGE_DECAY = "SliceportalIngress.vqueue.abc.abc_average_decay"
+ABC_DECAY = "SliceportalIngress.vqueue.abc.abc_decay"
+ABC_LOG2_S = "SliceportalIngress.vqueue.abc.abc_log2_s"
+ABC_LOG2_N = "SliceportalIngress.vqueue.abc.abc_log2_n"
+ABC_LOG2 = "SliceportalIngress.vqueue.abc.abc_log2"
+ABC_RECIPROCAL = "SliceportalIngress.vqueue.abc.abc_reciprocal"
+ABC_WEIGHT = "SliceportalIngress.vqueue.abc.abc_weight"
 ABC_LOOKUP_TABLES = (ABC_LOG2_S, ABC_LOG2_N, ABC_RECIPROCAL)
 """ABC's function tables (log2 of S and N, 1/count): the same rows for every abc slice."""
 ABC_DECAY_TABLES = (ABC_METER_DECAY, ABC_AVERAGE_DECAY)
@@ -104,14 +104,14 @@ SHARED_TABLES = (CODEL_CONTROL_LAW, *ABC_DECAY_TABLES, *ABC_LOOKUP_TABLES)
 # ABC's registers (include/control/abc.p4): per aggregate (cell dp_sid x 64 + slot) and per
 # slice.
 ABC_METER_REGISTERS = (
-    "SliceportalIngress.abc.abc_meter_last",
-    "SliceportalIngress.abc.abc_meter_s",
-    "SliceportalIngress.abc.abc_meter_n",
+    "SliceportalIngress.vqueue.abc.abc_meter_last",
+    "SliceportalIngress.vqueue.abc.abc_meter_s",
+    "SliceportalIngress.vqueue.abc.abc_meter_n",
 )
 ABC_AVERAGE_REGISTERS = (
-    "SliceportalIngress.abc.abc_average_last",
-    "SliceportalIngress.abc.abc_average_n",
-    "SliceportalIngress.abc.abc_a_avg",
+    "SliceportalIngress.vqueue.abc.abc_average_last",
+    "SliceportalIngress.vqueue.abc.abc_average_n",
+    "SliceportalIngress.vqueue.abc.abc_a_avg",
 )
 
 _BYTE_TIME_NUMERATOR = BITS_PER_BYTE * VQ_UNITS_PER_S

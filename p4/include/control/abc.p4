@@ -25,7 +25,8 @@
 //   7. abc_average_count: count = f count + [accepted] and last += the ticks (RMW);
 //   8. accepted: abc_reciprocal (LPM) 1/count, then abc_average_update:
 //      A_avg += (A - A_avg) / count (RMW); dropped: local_md.aqm_drop, AqmDrop drops and
-//      counts it in aqm_dropped. The packet stays counted in the virtual queue, as with CoDel.
+//      counts it in aqm_dropped, and VirtualQueue's vq_return takes its transmission time back
+//      out of the virtual queue, as for CoDel (this control runs inside VirtualQueue).
 // The actions hold no conditional statement (BMv2 runs them as straight-line code): every
 // choice is a ?: and every register read-modify-write writes back what it read. Products of
 // the 64-bit state are taken in bit<128> (abc_wide_t) and shifted back;

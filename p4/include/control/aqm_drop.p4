@@ -1,5 +1,5 @@
 // The drops of a slice's queue management (CoDel, ABC), in one control both reach: each
-// scheme only sets local_md.aqm_drop, and this control, applied after them in ingress, drops
+// scheme only sets local_md.aqm_drop, and this control, applied after VirtualQueue, drops
 // the packet and counts it. One counter for every scheme, because a slice runs one scheme at
 // a time and the control plane reads "dropped by queue management before the burst limit"
 // the same way whichever it is (the burst limit's own drops are vq_dropped and real_dropped).

@@ -10,8 +10,10 @@
 //      re-entry rule), and says whether the packet is signalled;
 //   2. a signalled packet looks up its spacing interval / sqrt(count) in codel_control_law
 //      (exact on the interval, LPM on count) whose action sets drop_next, the only register
-//      it touches; then it is dropped (local_md.aqm_drop: AqmDrop drops it and counts it in
-//      aqm_dropped) or, with ecn_mark and ECT, marked CE.
+//      it touches; then it is dropped (local_md.aqm_drop: VirtualQueue's vq_return takes its
+//      time back out of the virtual queue, AqmDrop drops it and counts it in aqm_dropped) or,
+//      with ecn_mark and ECT, marked CE. This control runs inside VirtualQueue, which alone
+//      may write vq_delay.
 // The actions hold no conditional statement (BMv2 runs them as straight-line code): every
 // choice is a ?: and every register read is written back.
 #ifndef SLICEPORTAL_CODEL_P4_

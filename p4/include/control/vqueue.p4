@@ -4,9 +4,13 @@
 //   1. drain it by the time elapsed since the slice's previous packet;
 //   2. add this packet's transmission time, packet_length x byte_time;
 //   3. drop if that would exceed the burst limit C_DELAY, else keep the new delay.
-// Marking against M_DELAY happens in egress (RealQueueCheck), on max(virtual, real); CoDel
-// (SliceCodel) and ABC (SliceAbc) run right after this control, on the delay ahead of the
-// packet (local_md.queue_ahead), and only for packets it took.
+// Marking against M_DELAY happens in egress (RealQueueCheck), on max(virtual, real). CoDel
+// (SliceCodel) and ABC (SliceAbc) run inside this control, right after step 3, on the delay
+// ahead of the packet (local_md.queue_ahead), and only for packets it took; a packet either
+// drops is given back: vq_return takes its transmission time out of the virtual queue again,
+// so the queue counts the packets that leave, never the ones dropped (else, under overload,
+// the dropped packets alone would keep the queue at the burst limit and the scheme would drop
+// everything). They live here because P4 lets only this control write vq_delay.
 //
 // Units: delays in vq units (2^-VQ_FRAC_BITS ns), timestamps in ticks (TIMESTAMP_TICK_NS).
 // No step can overflow 64 bits (scripts/gen_p4_constants.py checks the bounds):
@@ -137,6 +141,30 @@ control VirtualQueue(inout headers_t hdr,
         size = MAX_SLICES;
     }
 
+    // A packet CoDel or ABC dropped leaves the virtual queue as it came: its transmission time
+    // comes back out (a read-modify-write of its own, in one action; the subtraction cannot
+    // underflow while ingress runs packets one at a time, and saturates at 0 if it ever did).
+    @id(0x01000016) @name("vq_return")
+    action vq_return() {
+        bit<32> index = (bit<32>) local_md.dp_sid;
+        vq_time_t delay;
+        vq_delay.read(delay, index);
+        vq_delay.write(index, delay > local_md.vq_tx_time ? delay - local_md.vq_tx_time : 0);
+    }
+
+    @id(0x02000013) @name("vq_return_table")
+    table vq_return_table {
+        actions = {
+            @defaultonly vq_return;
+        }
+        const default_action = vq_return();
+        size = 1;
+    }
+
+    // Applied inside this control's apply, after the virtual queue took a packet.
+    SliceCodel() codel;
+    SliceAbc() abc;
+
     apply {
         local_md.has_policy = false;
         local_md.ecn_step = false;
@@ -145,6 +173,7 @@ control VirtualQueue(inout headers_t hdr,
         local_md.codel = false;
         local_md.abc = false;
         local_md.aqm_drop = false;
+        local_md.vq_tx_time = 0;
         metered = false;
         codel_policy = false;
         abc_policy = false;
@@ -199,10 +228,16 @@ control VirtualQueue(inout headers_t hdr,
                     local_md.codel = codel_policy;
                     local_md.abc = abc_policy;
                     local_md.queue_ahead = delay;
+                    local_md.vq_tx_time = tx_time;
                     delay = delay + tx_time;
                 }
                 vq_delay.write(index, delay);
                 local_md.vq_delay = delay;
+            }
+            codel.apply(hdr, local_md, standard_metadata);
+            abc.apply(hdr, local_md, standard_metadata);
+            if (local_md.aqm_drop) {
+                vq_return_table.apply();
             }
         }
     }

@@ -64,7 +64,9 @@ struct local_metadata_t {
     // ABC): the slice's virtual-queue delay ahead of the packet (before its own transmission
     // time), vq units: CoDel's sojourn time, ABC's queue Q.
     vq_time_t  queue_ahead;
-    bool       aqm_drop;      // CoDel or ABC drops this packet: AqmDrop drops and counts it
+    vq_time_t  vq_tx_time;    // this packet's transmission time at the slice's rate, vq units
+    bool       aqm_drop;      // CoDel or ABC drops this packet: the virtual queue gives its
+                              // time back (vq_return), AqmDrop drops and counts it
     // CoDel (SliceCodel), set by the slice's codel action and the virtual queue:
     bool       codel;          // the slice runs CoDel and its virtual queue took the packet
     bool       codel_ecn_mark; // CE-mark ECN-capable packets instead of dropping them

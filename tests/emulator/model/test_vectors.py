@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.model import vectors
+from emulator.model import codel_vector, vectors
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.emulator.layout import Outcome
@@ -63,3 +63,12 @@ def test_regenerating_refuses_a_wrong_hand_written_outcome(tmp_path: Path) -> No
     path.write_text(json.dumps(doc))
     with pytest.raises(SystemExit, match="expects vq_dropped"):
         vectors.regenerate(path)
+
+
+def test_the_codel_vector_is_the_float_models() -> None:
+    """codel.json's packets and hand outcomes come from the independent float model, in
+    which a dropped packet gives its time back to the virtual queue: the pipelines meeting
+    those outcomes (test_reference_pipeline_meets_the_vector) is the check of the give-back."""
+    doc = json.loads((vectors.VECTOR_DIR / "codel.json").read_text())
+    built = codel_vector.build()
+    assert doc["steps"] == built["steps"] and doc["about"] == built["about"]

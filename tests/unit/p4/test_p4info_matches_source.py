@@ -4,8 +4,8 @@ We cannot run p4c in CI, so the P4Info is committed (p4/build/sliceportal.p4info
 test keeps it in step with the source: names, ids, match fields, action parameters, counter and
 register sizes and units. It reads the source with a small parser of our own conventions
 (every object annotated ``@id(...) @name("...")`` directly above its declaration, one control
-per file, top-level controls that only instantiate and apply sub-controls) and names objects
-the way p4c does: ``<top control>.<instance>.<local name>``. Match kinds are taken as written
+per file, controls instantiated as ``Control() name;``, at any depth) and names objects the
+way p4c does: ``<top control>.<instance>...<local name>``. Match kinds are taken as written
 (``exact``, ``lpm``, ``range``), upper-cased as P4Info's ``match_type``.
 """
 
@@ -164,10 +164,16 @@ class SourceModel:
     def program(self) -> Program:
         program = Program({}, {}, {}, {}, {})
         for top in self.top_controls():
-            self._collect(self.controls[top], top, program)
-            for m in re.finditer(r"^\s*(\w+)\(\) (\w+);", self.controls[top], flags=re.M):
-                self._collect(self.controls[m.group(1)], f"{top}.{m.group(2)}", program)
+            self._collect_instances(top, top, program)
         return program
+
+    def _collect_instances(self, control: str, prefix: str, program: Program) -> None:
+        """A control's objects, then those of the controls it instantiates, at any depth."""
+        body = self.controls[control]
+        self._collect(body, prefix, program)
+        for m in re.finditer(r"^\s*(\w+)\(\) (\w+);", body, flags=re.M):
+            if m.group(1) in self.controls:
+                self._collect_instances(m.group(1), f"{prefix}.{m.group(2)}", program)
 
     def _collect(self, body: str, prefix: str, program: Program) -> None:
         self._check_all_annotated(body)
@@ -294,14 +300,15 @@ def test_p4info_objects_match_source(source: Program, info: p4info_pb2.P4Info, k
 
 def test_source_has_the_objects_we_rely_on(source: Program) -> None:
     """Guards the parser itself: an empty model would make the comparison vacuous."""
-    assert len(source.tables) == 16
-    assert len(source.actions) == 21
+    assert len(source.tables) == 17
+    assert len(source.actions) == 22
     assert len(source.counters) == 7
     assert len(source.registers) == 13
     assert len(source.meters) == 1
     # Keyless tables run one register read-modify-write atomically (BMv2 locks per action).
     keyless = [name.rsplit(".", 1)[1] for name, t in source.tables.items() if not t.match_fields]
     assert keyless == [
+        "vq_return_table",
         "codel_state",
         "abc_meter_clock",
         "abc_meter_state",

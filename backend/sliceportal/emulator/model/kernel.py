@@ -667,18 +667,21 @@ def _ingress(
             return
         vq_delay[sid] = delay + tx_time
         vq = delay + tx_time
+        aqm_drop = False
         if policy == L.POLICY_CODEL and _codel(sid, ts, delay, cls[cls_id], codel, law):
             if cls[cls_id, L.CLS_CODEL_ECN] == 1 and (ecn == 1 or ecn == 2):
                 ecn = _ECN_CE
                 marked = 1
             else:
-                _dropped_in_ingress(sid, length, vq, counters, 10, stats, L.ST_AQM_DROPPED, tr,
-                                    index, _AQM_DROPPED, heap, cur, fi, flow, seq, now)  # fmt: skip
-                return
-        if policy == L.POLICY_ABC and _abc(
-            sid, ts, length, delay, cls[cls_id], abc, abc_decay, abc_cells, abc_offsets
-        ):
-            _dropped_in_ingress(sid, length, vq, counters, 10, stats, L.ST_AQM_DROPPED, tr,
+                aqm_drop = True
+        elif policy == L.POLICY_ABC:
+            aqm_drop = _abc(
+                sid, ts, length, delay, cls[cls_id], abc, abc_decay, abc_cells, abc_offsets
+            )
+        if aqm_drop:
+            # AqmDrop: the packet never queues, so it leaves the virtual queue as it came
+            vq_delay[sid] = delay
+            _dropped_in_ingress(sid, length, delay, counters, 10, stats, L.ST_AQM_DROPPED, tr,
                                 index, _AQM_DROPPED, heap, cur, fi, flow, seq, now)  # fmt: skip
             return
     if index >= 0 and tr.shape[0] > 0:

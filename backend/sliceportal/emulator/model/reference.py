@@ -167,16 +167,14 @@ class ReferenceSwitch:
                 for cell, value in zip(cells, dataclasses.astuple(state), strict=True):
                     cell[sid] = int(value)
                 if signal is Verdict.DROP:
-                    self._count(dp.AQM_DROPPED, sid, packet.frame_bytes)
-                    self.decisions[index] = Decision(Outcome.AQM_DROPPED, sid, port, prio, vq)
+                    self._aqm_drop(index, sid, port, prio, sojourn, packet)
                     return
                 if signal is Verdict.MARK:
                     ecn, marked = _ECN_CE, True
             if policy.abc is not None:
                 queue_ahead = after.delay - packet.frame_bytes * policy.byte_time
                 if self._abc(verdict.abc_cell, sid, policy.abc, now, packet, queue_ahead):
-                    self._count(dp.AQM_DROPPED, sid, packet.frame_bytes)
-                    self.decisions[index] = Decision(Outcome.AQM_DROPPED, sid, port, prio, vq)
+                    self._aqm_drop(index, sid, port, prio, queue_ahead, packet)
                     return
         config = self._ports.get(port, self._default_port)
         queues = self._queues.setdefault(port, [deque() for _ in range(QUEUES)])
@@ -192,6 +190,15 @@ class ReferenceSwitch:
         queues[prio].append(item)
         if sum(map(len, queues)) == 1:  # the port's first waiting packet: it waits for the link
             self._schedule(port, free_at)
+
+    def _aqm_drop(
+        self, index: int, sid: int, port: int, prio: int, queue_ahead: int, packet: Packet
+    ) -> None:
+        """AqmDrop: the packet is dropped, counted, and taken back out of the slice's virtual
+        queue, which then holds the delay ahead of it, as before it arrived (drained)."""
+        self._vq_delay[sid] = queue_ahead
+        self._count(dp.AQM_DROPPED, sid, packet.frame_bytes)
+        self.decisions[index] = Decision(Outcome.AQM_DROPPED, sid, port, prio, queue_ahead)
 
     def _abc(
         self, cell: int, sid: int, params: AbcParams, now: int, packet: Packet, queue: int
