@@ -126,6 +126,36 @@ test('a CoDel slice is created with its parameters and described', async ({ page
   expect((await api.delete(`/api/v1/slices/${id}`)).status(), 'the slice is deleted again').toBe(204);
 });
 
+test('an ABC slice is created with its parameters, resolved by the API and described', async ({ page, signInAs, api }) => {
+  await signInAs('operator');
+  await page.goto('/slices/new');
+  const form = page.getByRole('form', { name: 'Slice' });
+  await form.getByLabel(/^Name/).fill('ABC fair');
+  await form.getByLabel('Rate limit').fill('1');
+  await form.getByLabel('Burst limit').fill('20');
+  await form.getByLabel(/^Delay target/).fill('1000');
+  await form.getByLabel(/^Priority/).selectOption('1');
+  await form.getByLabel('IPv4 destination prefixes').fill('10.78.0.0/16');
+  await form.getByLabel('Queue scheme').selectOption('abc');
+  await expect(form.getByLabel('Meter memory'), 'the default meter memory').toHaveValue('3');
+  // 1 Mbit/s: a 1,500-byte packet takes 12 ms; Q_min's default (72 ms) is capped at the burst limit
+  await expect(form.getByLabel('Q_min'), "Q_min's default at the rate").toHaveAttribute('placeholder', '20');
+  await form.getByLabel('Q_base').fill('15');
+  await form.getByLabel('Aggregates').selectOption('source_prefix');
+  await form.getByLabel('Source prefix length').fill('24');
+  const link = (await (await api.get(`/api/v1/links/${portal.linkId}`)).json()) as { name: string };
+  await form.getByRole('checkbox', { name: new RegExp(link.name) }).check();
+  await form.getByRole('button', { name: 'Create slice' }).click();
+  await expect(page.getByText(/ABC per source \/24: drops at 15 ms of queue for average activity, 192 ms less/).first()).toBeVisible();
+  const id = Number(new URL(page.url()).pathname.split('/').pop());
+  const stored = (await (await api.get(`/api/v1/slices/${id}`)).json()) as { scheme: string; abc: Record<string, unknown> };
+  expect(stored.scheme).toBe('abc');
+  expect(stored.abc).toMatchObject({ meter_memory_s: 3, average_memory_s: 0.3, reference_rate_bps: 1e4, q_base_s: 0.015, key: 'source_prefix', prefix_length: 24 });
+  expect(stored.abc.q_min_s, "Q_min's default, at most the Q_base given").toBeCloseTo(0.015);
+  expect(stored.abc.gamma_s, "gamma's default: 16 packets' time").toBeCloseTo(0.192);
+  expect((await api.delete(`/api/v1/slices/${id}`)).status(), 'the slice is deleted again').toBe(204);
+});
+
 test('the slices list sorts and filters', async ({ page, signInAs }) => {
   await signInAs('operator');
   await page.goto('/slices');

@@ -175,6 +175,28 @@ def test_create_slice_across_switches(client: TestClient, operator_headers: Head
         ({"scheme": "codel", "codel": {"interval_s": 0.0005}}, "body.codel.interval_s"),
         ({"scheme": "codel", "codel": {"ecn_mark": "yes"}}, "body.codel.ecn_mark"),
         ({"scheme": "codel", "codel": {"target": 0.001}}, "body.codel.target"),
+        ({"abc": {}}, "body.abc"),  # tail_drop runs no ABC
+        ({"scheme": "codel", "abc": {}}, "body.abc"),
+        ({"scheme": "abc", "abc": {"q_base_s": 0.02}}, "body.abc.q_base_s"),  # burst 10 ms
+        ({"scheme": "abc", "abc": {"q_min_s": 0.011}}, "body.abc.q_min_s"),
+        ({"scheme": "abc", "abc": {"q_min_s": 0.005, "q_base_s": 0.004}}, "body.abc.q_base_s"),
+        ({"scheme": "abc", "abc": {"gamma_s": -0.001}}, "body.abc.gamma_s"),
+        ({"scheme": "abc", "abc": {"gamma_s": 5}}, "body.abc.gamma_s"),
+        ({"scheme": "abc", "abc": {"meter_memory_s": 0}}, "body.abc.meter_memory_s"),
+        ({"scheme": "abc", "abc": {"meter_memory_s": None}}, "body.abc.meter_memory_s"),
+        ({"scheme": "abc", "abc": {"average_memory_s": 11}}, "body.abc.average_memory_s"),
+        ({"scheme": "abc", "abc": {"reference_rate_bps": 0.5}}, "body.abc.reference_rate_bps"),
+        ({"scheme": "abc", "abc": {"key": "destination"}}, "body.abc.key"),
+        ({"scheme": "abc", "abc": {"key": "source_prefix"}}, "body.abc.prefix_length"),
+        ({"scheme": "abc", "abc": {"prefix_length": 24}}, "body.abc.prefix_length"),
+        (
+            {"scheme": "abc", "abc": {"key": "source_prefix", "prefix_length": 33}},
+            "body.abc.prefix_length",
+        ),
+        ({"scheme": "abc", "abc": {"prefix_length": 32.0}}, "body.abc.prefix_length"),
+        ({"scheme": "abc", "abc": {"q_min_s": "1ms"}}, "body.abc.q_min_s"),
+        ({"scheme": "abc", "abc": {"memory_s": 1.0}}, "body.abc.memory_s"),
+        ({"scheme": "abc", "abc": []}, "body.abc"),
         ({"link_ids": [999999999]}, "body.link_ids"),
         ({"link_ids": []}, "body.link_ids"),
         ({"ipv4_prefixes": []}, "body.vlan_id"),
@@ -320,6 +342,144 @@ def test_update_slice_scheme_to_codel_and_back(
     dropped = patch({"scheme": "tail_drop"})
     assert dropped.status_code == 200, dropped.text
     assert dropped.json()["codel"] is None
+
+
+PACKET_S = 1500 * 8 / (10 * MBIT)
+"""A full-size packet's time at slice_body's rate: the unit of ABC's default thresholds."""
+ABC_DEFAULTS = {
+    "meter_memory_s": 3.0,
+    "average_memory_s": 0.3,
+    "reference_rate_bps": 1e4,
+    "q_min_s": pytest.approx(6 * PACKET_S),
+    "q_base_s": 0.01,  # 20 packets' time (24 ms) capped at the burst limit
+    "gamma_s": pytest.approx(16 * PACKET_S),
+    "key": "source_address",
+    "prefix_length": 32,
+}
+
+
+def test_create_abc_slice_reads_back_its_parameters_resolved(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    """Members left out take the paper's defaults at the slice's rate and burst limit, stored
+    as they resolve, so a read shows what the switch holds."""
+    defaults = create(client, "slices", operator_headers, slice_body([link["id"]], scheme="abc"))
+    assert defaults["scheme"] == "abc"
+    assert defaults["abc"] == ABC_DEFAULTS
+    assert (defaults["codel"], defaults["marking_threshold_s"]) == (None, None)
+    given = {"meter_memory_s": 1.0, "q_base_s": 0.004, "key": "source_prefix", "prefix_length": 24}
+    created = create(
+        client, "slices", operator_headers, slice_body([link["id"]], scheme="abc", abc=given)
+    )
+    read = client.get(f"{URL}/{created['id']}", headers=operator_headers).json()
+    # q_min_s defaults to at most the q_base_s given; the rest as given or defaulted
+    assert read["abc"] == ABC_DEFAULTS | given | {"q_min_s": 0.004}
+    whole = {
+        "meter_memory_s": 0.5,
+        "average_memory_s": 0.05,
+        "reference_rate_bps": 1e6,
+        "q_min_s": 0.001,
+        "q_base_s": 0.008,
+        "gamma_s": 0.002,
+        "key": "source_address",
+        "prefix_length": 32,
+    }
+    created = create(
+        client, "slices", operator_headers, slice_body([link["id"]], scheme="abc", abc=whole)
+    )
+    assert created["abc"] == whole
+    assert create(client, "slices", operator_headers, slice_body([link["id"]]))["abc"] is None
+
+
+def test_update_slice_scheme_to_abc_and_back(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    """Becoming abc takes the defaults, `abc` replaces the object (resolved at the slice's
+    rate), an abc slice keeps its values when its rate changes, a burst limit below its
+    q_base_s is refused naming it, and leaving abc clears them."""
+    created = create(client, "slices", operator_headers, slice_body([link["id"]]))
+    url = f"{URL}/{created['id']}"
+
+    def patch(body: dict[str, Any]) -> Response:
+        return client.patch(url, json=body, headers=operator_headers)
+
+    became = patch({"scheme": "abc"})
+    assert became.status_code == 200, became.text
+    assert became.json()["abc"] == ABC_DEFAULTS
+    changed = patch({"abc": {"average_memory_s": 0.1}})
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["abc"] == ABC_DEFAULTS | {"average_memory_s": 0.1}
+    faster = patch({"rate_bps": 20 * MBIT})
+    assert faster.status_code == 200, faster.text
+    assert faster.json()["abc"] == changed.json()["abc"]  # stored: the switch's values
+    again = patch({"abc": {}})  # the defaults at the new rate: half the packet time
+    assert again.json()["abc"]["q_min_s"] == pytest.approx(3 * PACKET_S)
+    assert again.json()["abc"]["gamma_s"] == pytest.approx(8 * PACKET_S)
+    assert_refused(patch({"burst_limit_s": 0.005}), "body.abc.q_base_s")
+    assert_refused(patch({"abc": None}), "body.abc")
+    assert_refused(patch({"abc": {"q_base_s": 0.02}}), "body.abc.q_base_s")
+    assert_refused(patch({"scheme": "tail_drop", "abc": {}}), "body.abc")
+    left = patch({"scheme": "codel"})
+    assert left.status_code == 200, left.text
+    assert (left.json()["abc"], left.json()["codel"]["target_s"]) == (None, 0.005)
+    back = patch({"scheme": "abc", "abc": {"key": "source_prefix", "prefix_length": 16}})
+    assert back.status_code == 200, back.text
+    assert back.json()["codel"] is None
+    assert back.json()["abc"]["prefix_length"] == 16
+    dropped = patch({"scheme": "tail_drop"})
+    assert dropped.status_code == 200, dropped.text
+    assert dropped.json()["abc"] is None
+
+
+def test_a_switch_refuses_a_17th_abc_memory(
+    client: TestClient, operator_headers: Headers, link: dict[str, Any]
+) -> None:
+    """A switch's decay tables hold rows for 16 meter memories and 16 average memories:
+    the abc slice that would bring a 17th to a switch it crosses is refused (409 naming the
+    field); a memory the switch's abc slices use, another switch, and other schemes are not."""
+
+    def abc_slice(links: list[int], **abc: Any) -> Response:
+        body = slice_body(links, scheme="abc", rate_bps=MBIT, burst_limit_s=0.05, abc=abc)
+        return client.post(URL, json=body, headers=operator_headers)
+
+    def assert_conflict(response: Response, field: str) -> None:
+        assert response.status_code == 409, response.text
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.json()["field"] == field
+        assert "16 distinct" in response.json()["detail"]
+
+    memories = [round(1.0 + i / 10, 1) for i in range(16)]
+    for i, memory in enumerate(memories):
+        made = abc_slice([link["id"]], meter_memory_s=memory, average_memory_s=0.01 + i / 100)
+        assert made.status_code == 201, made.text
+    new_meter = abc_slice([link["id"]], meter_memory_s=9.0)
+    assert_conflict(new_meter, "body.abc.meter_memory_s")
+    assert "1, 1.1, 1.2" in new_meter.json()["detail"]
+    new_average = abc_slice([link["id"]], meter_memory_s=1.0, average_memory_s=0.9)
+    assert_conflict(new_average, "body.abc.average_memory_s")
+    assert abc_slice([link["id"]], meter_memory_s=1.5, average_memory_s=0.02).status_code == 201
+    other = create_link(client, operator_headers)
+    elsewhere = abc_slice([other["id"]], meter_memory_s=9.0, average_memory_s=0.9)
+    assert elsewhere.status_code == 201, elsewhere.text
+    plain = create(client, "slices", operator_headers, slice_body([link["id"]]))
+
+    def patch(slice_id: int, body: dict[str, Any]) -> Response:
+        return client.patch(f"{URL}/{slice_id}", json=body, headers=operator_headers)
+
+    moved = patch(elsewhere.json()["id"], {"link_ids": [link["id"]]})
+    assert_conflict(moved, "body.abc.meter_memory_s")
+    assert_conflict(patch(plain["id"], {"scheme": "abc"}), "body.abc.meter_memory_s")
+    reused = patch(plain["id"], {"scheme": "abc", "abc": {"meter_memory_s": 1.0}})
+    assert_conflict(reused, "body.abc.average_memory_s")
+    fits = patch(
+        plain["id"], {"scheme": "abc", "abc": {"meter_memory_s": 1.0, "average_memory_s": 0.01}}
+    )
+    assert fits.status_code == 200, fits.text
+    # The slice's own memories do not count against it: it may change them to another pair
+    # as long as what the switch then holds fits.
+    first = client.get(URL, params={"link_id": link["id"]}, headers=operator_headers).json()
+    lone = next(s for s in first["data"] if s["abc"] and s["abc"]["meter_memory_s"] == 2.5)
+    assert patch(lone["id"], {"abc": {"meter_memory_s": 9.0}}).status_code == 200
 
 
 def test_update_slice_needs_a_match(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from typing import Any
 
 import redis
@@ -19,6 +20,7 @@ from sliceportal.core.config import Settings
 from sliceportal.core.embedded import free_tcp_port
 from sliceportal.db.models import OutboxMessage, SliceSwitch
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.abc import AbcConfig, AggregateKey
 from sliceportal.domain.codel import CodelConfig
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.p4rt.connection import SwitchTarget
@@ -300,3 +302,99 @@ def test_codel_slices_through_the_api_deploy_their_policy_and_share_the_control_
     assert deleted.status_code == 204, deleted.text
     assert reconciler.run(switch_id).deleted == 3 + len(law)
     assert entries() == []
+
+
+def test_abc_slices_through_the_api_deploy_their_policy_and_share_abc_s_rows(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    reconciler: Reconciler,
+) -> None:
+    """scheme abc: each slice's policy is the abc action with its resolved parameters in
+    switch units, read back with the portal's client; the decay rows of each distinct memory
+    and the log2 and 1/count rows are written once, shared, kept while an abc slice needs them
+    and deleted with the last. Deploying them (~68k entries) is timed and printed (in a process
+    that has not built ABC's rows yet, building them is part of it)."""
+    with db() as session:
+        switch = make_switch(session, emulator.address, emulator.service.device_id)
+        link = make_link(session, settings, switch.id)
+        switch_id, link_id = switch.id, link.id
+    body = {"rate_bps": 50e6, "burst_limit_s": 0.01, "priority": 6, "link_ids": [link_id]}
+    ids, configs = [], []
+    given = ({}, {"average_memory_s": 0.1, "key": "source_prefix", "prefix_length": 24})
+    for index, abc in enumerate(given):
+        created = client.post(
+            "/api/v1/slices",
+            json=body
+            | {"name": f"abc-{index}", "ipv4_prefixes": [f"10.9.{index}.0/24"]}
+            | {"scheme": "abc", "abc": abc},
+            headers=operator_headers,
+        )
+        assert created.status_code == 201, created.text
+        ids.append(created.json()["id"])
+        resolved = created.json()["abc"]
+        configs.append(AbcConfig(**resolved | {"key": AggregateKey(resolved["key"])}))
+    started = time.perf_counter()
+    report = reconciler.run(switch_id)
+    elapsed = time.perf_counter() - started
+    print(f"\nabc deploy: {report.inserted} entries in {elapsed:.2f} s")
+
+    def entries() -> list[dp.TableEntry]:
+        switch = connect(
+            SwitchTarget(0, emulator.address, emulator.service.device_id, 1), settings=settings
+        )
+        try:
+            return switch.read_entries()
+        finally:
+            switch.close()
+
+    def shared_on(on_switch: list[dp.TableEntry]) -> set[dp.TableEntry]:
+        return {e for e in on_switch if e.table in dp.SHARED_TABLES}
+
+    meter_3s = set(dp.SharedRows(dp.ABC_METER_DECAY, 3_000_000).entries)
+    average = {
+        memory: set(dp.SharedRows(dp.ABC_AVERAGE_DECAY, memory).entries)
+        for memory in (300_000, 100_000)
+    }
+    lookups = {e for table in dp.ABC_LOOKUP_TABLES for e in dp.SharedRows(table).entries}
+    shared = meter_3s | average[300_000] | average[100_000] | lookups
+
+    # per slice: policy, classifier entry and route; ABC's rows once
+    assert (report.inserted, report.failed) == (2 * 3 + len(shared), 0)
+    assert len(shared) > 60_000
+    on_switch = entries()
+    assert shared_on(on_switch) == shared
+    policies = {e.params for e in on_switch if e.table == dp.SLICE_POLICY}
+    assert {e.action for e in on_switch if e.table == dp.SLICE_POLICY} == {dp.ABC}
+    for config in configs:
+        expected = dp.slice_policy(6, 50e6, 0.01, dp.Scheme.ABC, None, 0.01, abc_config=config)
+        assert expected.params in policies
+    by_prefix = next(p for p in policies if dict(p)["average_memory"] == 100_000)
+    assert dict(by_prefix)["prefix_mask"] == 0xFFFFFF00
+    for slice_id in ids:
+        got = client.get(f"/api/v1/slices/{slice_id}", headers=operator_headers).json()
+        assert (got["state"], got["state_detail"]) == ("active", None)
+    assert reconciler.run(switch_id).outcome is Outcome.IN_SYNC
+
+    # Leaving abc modifies the policy in place; the rows only it needed go after it.
+    changed = client.patch(
+        f"/api/v1/slices/{ids[1]}", json={"scheme": "tail_drop"}, headers=operator_headers
+    )
+    assert changed.status_code == 200, changed.text
+    report = reconciler.run(switch_id)
+    assert (report.inserted, report.modified, report.deleted) == (0, 1, len(average[100_000]))
+    on_switch = entries()
+    assert sorted(e.action for e in on_switch if e.table == dp.SLICE_POLICY) == [
+        dp.ABC,
+        dp.TAIL_DROP,
+    ]
+    assert shared_on(on_switch) == meter_3s | average[300_000] | lookups
+
+    deleted = client.delete(f"/api/v1/slices/{ids[0]}", headers=operator_headers)
+    assert deleted.status_code == 204, deleted.text
+    report = reconciler.run(switch_id)
+    assert report.deleted == 3 + len(meter_3s | average[300_000] | lookups)
+    assert shared_on(entries()) == set()
+    assert reconciler.run(switch_id).outcome is Outcome.IN_SYNC

@@ -433,3 +433,127 @@ def test_0014_keeps_codel_s_state_whole_and_the_samples_stored_before_have_none(
             assert columns == []
     finally:
         embedded.drop_database(postgres_server_url, name)
+
+
+def test_0015_allows_abc_slices_with_all_their_parameters_and_its_downgrade_refuses_while_one_is(
+    postgres_server_url: str,
+) -> None:
+    """The scheme's CHECK gains abc; its eight parameters come exactly with it, each in its
+    range, the thresholds ordered within the burst limit, the prefix length 32 unless the key
+    is a source prefix; a downgrade refuses while a slice uses abc."""
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    columns = (
+        "abc_meter_memory_s, abc_average_memory_s, abc_reference_rate_bps, abc_q_min_s, "
+        "abc_q_base_s, abc_gamma_s, abc_key, abc_prefix_length"
+    )
+    insert = (
+        "INSERT INTO slices (name, vlan_id, rate_bps, burst_limit_s, delay_target_s, priority, "
+        f"scheme, {columns}) VALUES ('{{name}}', 10, 1e6, 0.01, 0.01, 7, '{{scheme}}', "
+        "{meter}, {average}, {reference}, {q_min}, {q_base}, {gamma}, {key}, {length})"
+    )
+    held = {
+        "name": "held",
+        "scheme": "abc",
+        "meter": 3.0,
+        "average": 0.3,
+        "reference": 1e4,
+        "q_min": 0.0036,
+        "q_base": 0.01,
+        "gamma": 0.0096,
+        "key": "'source_address'",
+        "length": 32,
+    }
+
+    def refused(constraint: str, **values: object) -> None:
+        with pytest.raises(psycopg.errors.CheckViolation, match=constraint):
+            conn.execute(insert.format(**(held | {"name": "x"} | values)))
+
+    try:
+        upgrade(url, "0014")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            with pytest.raises(psycopg.errors.CheckViolation, match="ck_slices_queue_scheme"):
+                conn.execute(
+                    "INSERT INTO slices (name, vlan_id, rate_bps, burst_limit_s, delay_target_s, "
+                    "priority, scheme) VALUES ('early', 10, 1e6, 0.01, 0.01, 7, 'abc')"
+                )
+            upgrade(url, "0015")
+            conn.execute(insert.format(**held))
+            conn.execute(
+                insert.format(**held | {"name": "by_prefix", "key": "'source_prefix'", "length": 0})
+            )
+            refused("ck_slices_abc_iff_abc_scheme", gamma="NULL")
+            refused("ck_slices_abc_iff_abc_scheme", scheme="tail_drop")
+            refused("ck_slices_abc_meter_memory_range", meter=0.0005)
+            refused("ck_slices_abc_average_memory_range", average=10.5)
+            refused("ck_slices_abc_reference_rate_range", reference=0.5)
+            refused("ck_slices_abc_q_min_range", q_min=-0.001)
+            refused("ck_slices_abc_q_min_range", q_min=0.006, q_base=0.005)
+            refused("ck_slices_abc_q_base_within_burst_limit", q_base=0.011)
+            refused("ck_slices_abc_gamma_range", gamma=-1)
+            refused("ck_slices_abc_key", key="'destination'")
+            refused("ck_slices_abc_prefix_length_range", length=24)
+            refused("ck_slices_abc_prefix_length_range", key="'source_prefix'", length=33)
+            with pytest.raises(psycopg.errors.CheckViolation, match="within_burst_limit"):
+                conn.execute("UPDATE slices SET burst_limit_s = 0.005 WHERE name = 'held'")
+            with pytest.raises(RuntimeError, match="'held', 'by_prefix'"):
+                downgrade(url, "0014")
+            assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0015",)
+            nulls = ", ".join(f"{column} = NULL" for column in columns.split(", "))
+            conn.execute(f"UPDATE slices SET scheme = 'tail_drop', {nulls}")
+            downgrade(url, "0014")
+            assert (
+                conn.execute(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_name = 'slices' AND column_name LIKE 'abc%'"
+                ).fetchall()
+                == []
+            )
+            with pytest.raises(psycopg.errors.CheckViolation, match="ck_slices_queue_scheme"):
+                conn.execute("UPDATE slices SET scheme = 'abc'")
+    finally:
+        embedded.drop_database(postgres_server_url, name)
+
+
+def test_0016_keeps_abc_s_state_as_an_object_of_raw_samples_and_the_ones_before_have_none(
+    postgres_server_url: str,
+) -> None:
+    """Nullable JSONB, an object, never in a minute row; a downgrade drops it."""
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    before = _SAMPLE.format(target="hist_target, aqm_dropped_packets, aqm_dropped_bytes,",
+                            value="1310720000000, 0, 0,")  # fmt: skip
+
+    def sample(minute: int, abc: str, downsampled: str = "false") -> str:
+        return (
+            before.replace("12:01", f"12:{minute:02d}")
+            .replace("+00', 1, true,", f"+00', 1, {downsampled},")
+            .replace("vq_hist, rq_hist)", "vq_hist, rq_hist, abc)")
+            .replace("'{0,0,0,10,0,0,0,0}')", f"'{{0,0,0,10,0,0,0,0}}', {abc})")
+        )
+
+    state = '{"average_activity": 1.5, "active_slots": 0, "aggregates": []}'
+    try:
+        upgrade(url, "0015")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            conn.execute(before)
+            upgrade(url, "0016")
+            conn.execute(sample(2, f"'{state}'"))
+            conn.execute(sample(3, "NULL", downsampled="true"))
+            assert conn.execute("SELECT abc FROM telemetry_samples ORDER BY t").fetchall() == [
+                (None,),
+                ({"average_activity": 1.5, "active_slots": 0, "aggregates": []},),
+                (None,),
+            ]
+            for abc, downsampled in (("'[1]'", "false"), (f"'{state}'", "true")):
+                with pytest.raises(psycopg.errors.CheckViolation, match="abc_state"):
+                    conn.execute(sample(4, abc, downsampled))
+            downgrade(url, "0015")
+            assert conn.execute("SELECT count(*) FROM telemetry_samples").fetchone() == (3,)
+            columns = conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_name = 'telemetry_samples' AND column_name = 'abc'"
+            ).fetchall()
+            assert columns == []
+    finally:
+        embedded.drop_database(postgres_server_url, name)

@@ -308,3 +308,45 @@ def test_history_carries_codel_s_state_of_raw_samples_only(
         {"$ref": "#/components/schemas/CodelState"},
         {"type": "null"},
     ]
+
+
+def test_history_carries_abc_s_state_of_raw_samples_only(
+    client: TestClient,
+    viewer_headers: dict[str, str],
+    db: sessionmaker[Session],
+    slice_id: int,
+) -> None:
+    """A raw sample says ABC's state at its reading (a typed `AbcState`: the busiest
+    aggregates and the average activity); sums (coarser buckets, minute rows) say none."""
+    registers = {"vq_delay_s": 0.006, "vq_last_seen_ticks": 42}
+    state = {
+        "average_activity": 2.25,
+        "active_slots": 1,
+        "aggregates": [{"slot": 3, "rate_bps": 4e6, "activity": 8.644, "idle_s": 0.0}],
+    }
+    records = [
+        store.SampleRecord(slice_id, 1, T1 + dt.timedelta(seconds=1), 1.0, counts(5), TARGET,
+                           registers=registers, abc=state),
+        store.SampleRecord(slice_id, 1, T1 + dt.timedelta(seconds=2), 1.0, counts(5), TARGET),
+    ]  # fmt: skip
+    with db() as session:
+        store.insert_samples(session, records)
+        session.commit()
+    end = T1 + dt.timedelta(minutes=1)
+    raw = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=1)["data"]
+    assert [s["abc"] for s in raw] == [state, None]
+    (summed,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=60)["data"]
+    assert summed["abc"] is None and summed["downsampled"]
+    with db() as session:
+        store.downsample(session, T1 + dt.timedelta(hours=2), 3600)
+        session.commit()
+    (minute,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=1)["data"]
+    assert minute["abc"] is None and minute["downsampled"]
+
+    schema = client.get("/api/v1/openapi.json").json()["components"]["schemas"]
+    assert schema["AbcState"]["required"] == ["average_activity", "active_slots", "aggregates"]
+    assert schema["AbcAggregate"]["required"] == ["slot", "rate_bps", "activity", "idle_s"]
+    assert schema["TelemetrySample"]["properties"]["abc"]["anyOf"] == [
+        {"$ref": "#/components/schemas/AbcState"},
+        {"type": "null"},
+    ]

@@ -1,12 +1,15 @@
 """The poller against the emulator over gRPC, with the real PostgreSQL and Redis: counters that
 moved become samples with the right rates and percentiles; a cell budget spreads the slices;
-a codel slice's samples carry CoDel's state where the switch reads registers."""
+a codel slice's samples carry CoDel's state, an abc slice's its busiest aggregates, where the
+switch reads registers."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import ipaddress
 import json
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,8 +26,14 @@ from sliceportal.core.config import Settings
 from sliceportal.db import samples as store
 from sliceportal.db.models import TelemetrySample
 from sliceportal.domain import dataplane as dp
+from sliceportal.domain.abc import aggregate_slot
 from sliceportal.domain.reconcile import EntryUpdate, UpdateKind, desired_state
-from sliceportal.domain.telemetry import CELLS_PER_SLICE, CODEL_REGISTER_CELLS
+from sliceportal.domain.telemetry import (
+    ABC_REGISTER_CELLS,
+    CELLS_PER_SLICE,
+    CODEL_REGISTER_CELLS,
+    AbcWatch,
+)
 from sliceportal.emulator.model.switch_model import Clock, PacketModel
 from sliceportal.emulator.model.traffic import SourceSpec
 from sliceportal.emulator.server import EmulatorServer
@@ -360,3 +369,183 @@ def test_codel_slices_read_two_register_cells_more_within_the_budget(
     mixed = (watch.slices[0], dataclasses.replace(watch.slices[1], codel=False))
     poller.watch = dataclasses.replace(watch, budget_cells=fits_one_codel, slices=mixed)
     assert [len(group) for group in poller.groups] == [2]
+
+
+ABC = {"scheme": "abc", "abc": {"meter_memory_s": 1.0, "reference_rate_bps": 1e5}}
+"""An abc slice of `slice_body`'s 10 Mbit/s: activity 0 at 100 kbit/s, meters of 1 s."""
+
+
+def set_abc_registers(
+    emulator: EmulatorServer, dp_sid: int, slots: dict[int, tuple[int, int, int]], average: int
+) -> None:
+    """Write an abc slice's meter cells (slot -> last, S, N) and its stored average into the
+    emulator's registers, in process, as its packet model would leave them."""
+    state = emulator.service.state
+    assert state is not None
+    arrays = {array.info.name: array.values for array in state.registers.values()}
+    with state.lock:
+        for slot, cells in slots.items():
+            for name, value in zip(dp.ABC_METER_REGISTERS, cells, strict=True):
+                arrays[name][dp_sid * 64 + slot] = value
+        arrays[dp.ABC_AVERAGE_REGISTERS[2]][dp_sid] = average
+
+
+def test_an_abc_slice_s_samples_carry_its_busiest_aggregates_read_with_the_registers(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    pool: SessionPool,
+    sink: SampleSink,
+) -> None:
+    """The poller reads an abc slice's 64 meter cells and its average with the registers it
+    reads anyway, for the abc slice only; its samples (published and stored) name its
+    busiest slots with their rates and activities and the slice's average activity."""
+    abc_slice, other = create_emulator_slices(client, operator_headers, emulator.address, 2, **ABC)
+    client.patch(
+        f"/api/v1/slices/{other['id']}", json={"scheme": "tail_drop"}, headers=operator_headers
+    ).raise_for_status()
+    watch = watch_of(db, settings, abc_slice)
+    assert [s.abc for s in watch.slices] == [AbcWatch(1e5, 1.0), None]
+    clock = FakeClock()
+    poller = SwitchPoller(watch, pool, 1.0, clock=clock)
+    assert poller.poll() is not None  # the baseline
+    one = 1 << 16  # Q16
+    second = 1_000_000  # ticks
+    set_abc_registers(
+        emulator,
+        dp_sid_of(abc_slice),
+        {  # 800 kbit/s (100,000 bytes over 1 s) and 200 kbit/s, both updated at 5 s
+            9: (5 * second, 100_000 * one, second * one),
+            41: (5 * second, 25_000 * one, second * one),
+        },
+        average=round(1.5 * 256) << 32,  # activity 1.5 over zero
+    )
+    clock.advance(1.0)
+    batch = poller.poll()
+    assert batch is not None and batch.abc is not None
+    assert batch.abc[1] == "null"
+    sink.handle(batch)
+    (sample,) = stored(db, abc_slice["id"], batch.t)
+    assert sample["abc"] == {
+        "average_activity": 1.5,
+        "active_slots": 2,
+        "aggregates": [
+            {"slot": 9, "rate_bps": 800_000.0, "activity": 3.0, "idle_s": 0.0},
+            {"slot": 41, "rate_bps": 200_000.0, "activity": 1.0, "idle_s": 0.0},
+        ],
+    }
+    assert json.loads(batch.abc[0]) == sample["abc"]
+    (tail_drop,) = stored(db, other["id"], batch.t)
+    assert tail_drop["abc"] is None
+    with db() as session:
+        rows = session.execute(
+            select(TelemetrySample.slice_id, TelemetrySample.abc).where(
+                TelemetrySample.slice_id.in_([abc_slice["id"], other["id"]])
+            )
+        ).tuples()
+        found = dict(rows.all())
+    assert found == {
+        abc_slice["id"]: sample["abc"],
+        other["id"]: None,
+    }
+
+
+def test_a_switch_that_cannot_read_registers_gives_an_abc_slice_no_aggregates(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    pool: SessionPool,
+    sink: SampleSink,
+) -> None:
+    """Against a switch that answers register reads UNIMPLEMENTED (BMv2), an abc slice is
+    polled on its counters alone (21 cells, not 218) and its samples say abc null."""
+    with EmulatorServer("127.0.0.1:0", 1, load_pipeline=True, like_bmv2=True) as bmv2:
+        (slice_,) = create_emulator_slices(client, operator_headers, bmv2.address, **ABC)
+        clock = FakeClock()
+        poller = SwitchPoller(watch_of(db, settings, slice_), pool, 1.0, clock=clock)
+        assert poller.poll() is not None
+        clock.advance(1.0)
+        batch = poller.poll()
+    assert not poller.registers_readable and poller.cells_per_slice == CELLS_PER_SLICE
+    assert batch is not None and batch.abc is None
+    sink.handle(batch)
+    (sample,) = stored(db, slice_["id"], batch.t)
+    assert sample["abc"] is None and sample["registers"] is None
+
+
+def test_abc_slices_read_195_register_cells_more_within_the_budget(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    emulator: EmulatorServer,
+    pool: SessionPool,
+) -> None:
+    """An abc slice costs 23 + 195 cells: a budget of 2 x 23 + 195 fits one abc slice and
+    one other, and two abc slices need two periods."""
+    slices = create_emulator_slices(client, operator_headers, emulator.address, 2, **ABC)
+    watch = watch_of(db, settings, slices[0])
+    poller = SwitchPoller(watch, pool, 1.0, clock=FakeClock())
+    fits_one_abc = 2 * poller.cells_per_slice + ABC_REGISTER_CELLS
+    poller.watch = dataclasses.replace(watch, budget_cells=fits_one_abc)
+    assert [len(group) for group in poller.groups] == [1, 1]
+    mixed = (watch.slices[0], dataclasses.replace(watch.slices[1], abc=None))
+    poller.watch = dataclasses.replace(watch, budget_cells=fits_one_abc, slices=mixed)
+    assert [len(group) for group in poller.groups] == [2]
+
+
+def test_an_abc_slice_s_busiest_aggregates_are_its_sources_through_the_packet_model(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    db: sessionmaker[Session],
+    settings: Settings,
+    pool: SessionPool,
+    sink: SampleSink,
+) -> None:
+    """Traffic through the emulator's packet model, which runs ABC: Poisson sources of 12 and
+    2 Mbit/s share a 10 Mbit/s abc slice. The poller reads their meters back as the two
+    busiest slots (the slots their source addresses hash to) at about their offered rates
+    (ABC meters the packets the virtual queue took: nearly all, since ABC's drops give their
+    time back to it), the heavy one the more active, the slice's average between them; ABC,
+    not the burst limit, does the dropping, counted as the slice's aqm drops, and the slice
+    still carries its rate."""
+    model = PacketModel(clock=Clock.MANUAL)
+    with EmulatorServer("127.0.0.1:0", 1, load_pipeline=True, model=model) as emulator:
+        (abc_slice,) = create_emulator_slices(client, operator_headers, emulator.address, **ABC)
+        watch = watch_of(db, settings, abc_slice)
+        deploy(db, pool, watch)
+        clock = FakeClock()
+        poller = SwitchPoller(watch, pool, 1.0, clock=clock)
+        assert poller.poll() is not None  # the baseline
+        sid = dp_sid_of(abc_slice)
+        rates = {"192.0.2.10": 12e6, "192.0.2.20": 2e6}
+        for source, rate in rates.items():
+            model.put_source(
+                SourceSpec(source, "poisson", "10.0.0.1", ipv4_src=source, rate_bps=rate)
+            )
+        model.advance(2.0)
+        clock.advance(2.0)
+        batch = poller.poll()
+    assert batch is not None and batch.abc is not None
+    sink.handle(batch)
+    (sample,) = stored(db, abc_slice["id"], batch.t)
+    state = sample["abc"]
+    slots = {
+        source: aggregate_slot(0xFFFFFFFF, sid, ipaddress.IPv4Address(source)) - sid * 64
+        for source in rates
+    }
+    heavy, light, *rest = state["aggregates"]
+    assert (heavy["slot"], light["slot"], rest) == (slots["192.0.2.10"], slots["192.0.2.20"], [])
+    assert heavy["rate_bps"] == pytest.approx(12e6, rel=0.1)
+    assert light["rate_bps"] == pytest.approx(2e6, rel=0.15)
+    for aggregate in (heavy, light):
+        expected = math.log2(aggregate["rate_bps"] / 1e5)
+        assert aggregate["activity"] == pytest.approx(expected, abs=0.01)
+        assert aggregate["idle_s"] < 0.05
+    assert light["activity"] < state["average_activity"] < heavy["activity"]
+    assert state["active_slots"] == 2
+    assert sample["aqm_drop_ratio"] > 10 * sample["vq_drop_ratio"]  # ABC dropped, counted
+    assert sample["throughput_bps"] == pytest.approx(10e6, rel=0.05)

@@ -39,6 +39,7 @@ def _placement(row: Slice, dp_sid: int, port: int) -> dp.DataplaneSlice:
         egress_port=port,
         delay_target_s=row.delay_target_s,
         codel=codel,
+        abc=row.abc_config(),
     )
 
 

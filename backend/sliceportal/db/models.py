@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
@@ -22,10 +23,19 @@ from sqlalchemy.orm import Mapped, column_property, mapped_column, relationship
 
 from sliceportal.db.base import Base, ChangeLogged, Timestamped, choice_type
 from sliceportal.domain import Model
+from sliceportal.domain.abc import (
+    MEMORY_MAX_S,
+    MEMORY_MIN_S,
+    REFERENCE_RATE_MAX_BPS,
+    REFERENCE_RATE_MIN_BPS,
+    AbcConfig,
+    AggregateKey,
+)
 from sliceportal.domain.p4constants import HIST_BUCKETS
 from sliceportal.domain.sla import Rule
 from sliceportal.domain.spec import (
     LOWEST_SLICE_PRIORITY,
+    MAX_BURST_LIMIT_S,
     MAX_CAPACITY_BPS,
     MAX_DP_SID,
     MAX_FRAME_OVERHEAD_BYTES,
@@ -42,7 +52,9 @@ from sliceportal.domain.spec import (
     Framing,
 )
 from sliceportal.domain.telemetry import LEGACY_HIST_TARGET
+from sliceportal.domain.units import DataplaneValueError
 from sliceportal.schemas.choices import (
+    AbcKey,
     AlertEventKind,
     AlertState,
     ChangeAction,
@@ -54,6 +66,30 @@ from sliceportal.schemas.choices import (
     SwitchKind,
     SwitchState,
 )
+
+ABC_COLUMNS = (
+    "abc_meter_memory_s",
+    "abc_average_memory_s",
+    "abc_reference_rate_bps",
+    "abc_q_min_s",
+    "abc_q_base_s",
+    "abc_gamma_s",
+    "abc_key",
+    "abc_prefix_length",
+)
+"""A slice's ABC columns: ``abc_`` and the member of the API's ``abc`` object."""
+
+
+def abc_config_of(columns: Mapping[str, Any]) -> AbcConfig | None:
+    """The `AbcConfig` a slice's ABC columns hold (None when they hold none, for another
+    scheme); a value the domain refuses is a DataplaneValueError naming ``abc.<member>``."""
+    if columns["abc_meter_memory_s"] is None:
+        return None
+    given = {column.removeprefix("abc_"): columns[column] for column in ABC_COLUMNS}
+    try:
+        return AbcConfig(**given | {"key": AggregateKey(str(given["key"]))})
+    except DataplaneValueError as exc:
+        raise exc.prefixed("abc.") from None
 
 
 class User(ChangeLogged, Timestamped, Base):
@@ -219,6 +255,35 @@ class Slice(ChangeLogged, Timestamped, Base):
         ),
         sa.CheckConstraint("codel_interval_s > 0", name="codel_interval_positive"),
         sa.CheckConstraint(
+            f"num_nonnulls({', '.join(ABC_COLUMNS)})"
+            f" = CASE WHEN scheme = 'abc' THEN {len(ABC_COLUMNS)} ELSE 0 END",
+            name="abc_iff_abc_scheme",
+        ),
+        sa.CheckConstraint(
+            f"abc_meter_memory_s BETWEEN {MEMORY_MIN_S} AND {MEMORY_MAX_S}",
+            name="abc_meter_memory_range",
+        ),
+        sa.CheckConstraint(
+            f"abc_average_memory_s BETWEEN {MEMORY_MIN_S} AND {MEMORY_MAX_S}",
+            name="abc_average_memory_range",
+        ),
+        sa.CheckConstraint(
+            f"abc_reference_rate_bps BETWEEN {REFERENCE_RATE_MIN_BPS} AND {REFERENCE_RATE_MAX_BPS}",
+            name="abc_reference_rate_range",
+        ),
+        sa.CheckConstraint(
+            "abc_q_min_s >= 0 AND abc_q_min_s <= abc_q_base_s", name="abc_q_min_range"
+        ),
+        sa.CheckConstraint("abc_q_base_s <= burst_limit_s", name="abc_q_base_within_burst_limit"),
+        sa.CheckConstraint(
+            f"abc_gamma_s BETWEEN 0 AND {MAX_BURST_LIMIT_S}", name="abc_gamma_range"
+        ),
+        sa.CheckConstraint(
+            "abc_prefix_length BETWEEN 0 AND 32"
+            " AND (abc_key = 'source_prefix' OR abc_prefix_length = 32)",
+            name="abc_prefix_length_range",
+        ),
+        sa.CheckConstraint(
             f"max_packet_bytes BETWEEN {MIN_MTU_BYTES} AND {MAX_MTU_BYTES}",
             name="max_packet_range",
         ),
@@ -250,6 +315,16 @@ class Slice(ChangeLogged, Timestamped, Base):
     codel_interval_s: Mapped[float | None] = mapped_column(sa.Double)
     codel_ecn_mark: Mapped[bool | None] = mapped_column()
     """A codel slice's CoDel parameters (all three, or none for another scheme)."""
+    abc_meter_memory_s: Mapped[float | None] = mapped_column(sa.Double)
+    abc_average_memory_s: Mapped[float | None] = mapped_column(sa.Double)
+    abc_reference_rate_bps: Mapped[float | None] = mapped_column(sa.Double)
+    abc_q_min_s: Mapped[float | None] = mapped_column(sa.Double)
+    abc_q_base_s: Mapped[float | None] = mapped_column(sa.Double)
+    abc_gamma_s: Mapped[float | None] = mapped_column(sa.Double)
+    abc_key: Mapped[AbcKey | None] = mapped_column(choice_type(AbcKey, "abc_key"))
+    abc_prefix_length: Mapped[int | None] = mapped_column(sa.SmallInteger)
+    """An abc slice's ABC parameters, resolved (all eight, or none for another scheme;
+    migration 0015)."""
     max_packet_bytes: Mapped[int | None] = mapped_column()
     state: Mapped[SliceState] = mapped_column(
         choice_type(SliceState, "slice_state"), server_default=SliceState.PENDING
@@ -291,6 +366,17 @@ class Slice(ChangeLogged, Timestamped, Base):
             "interval_s": self.codel_interval_s,
             "ecn_mark": self.codel_ecn_mark,
         }
+
+    @property
+    def abc(self) -> dict[str, Any] | None:
+        """The ABC parameters as the API nests them (`schemas.slices.AbcSettings`)."""
+        if self.abc_meter_memory_s is None:
+            return None
+        return {column.removeprefix("abc_"): getattr(self, column) for column in ABC_COLUMNS}
+
+    def abc_config(self) -> AbcConfig | None:
+        """The ABC parameters as the domain takes them (`abc_config_of`)."""
+        return abc_config_of({column: getattr(self, column) for column in ABC_COLUMNS})
 
     def snapshot(self) -> dict[str, Any]:
         """Columns plus the SLA, links and DP_SIDs, so one entry tells the whole change."""
@@ -526,6 +612,9 @@ class TelemetrySample(Base):
             "(codel_dropping IS NULL) = (codel_count IS NULL) AND codel_count >= 0",
             name="codel_state",
         ),
+        sa.CheckConstraint(
+            "abc IS NULL OR (jsonb_typeof(abc) = 'object' AND NOT downsampled)", name="abc_state"
+        ),
     )
 
     slice_id: Mapped[int] = mapped_column(primary_key=True)
@@ -561,6 +650,10 @@ class TelemetrySample(Base):
     """CoDel's state at the reading (registers `codel_dropping` and `codel_count`, migration
     0014): both NULL unless the slice runs CoDel and the switch reads registers, and in minute
     rows (a state at one instant does not add up)."""
+    abc: Mapped[dict[str, Any] | None] = mapped_column(postgresql.JSONB)
+    """ABC's state at the reading (`domain.telemetry.abc_json`: the slice's average activity
+    and busiest aggregates, from registers `abc_meter_*` and `abc_a_avg`, migration 0016):
+    NULL unless the slice runs ABC and the switch reads registers, and in minute rows."""
 
 
 class Alert(ChangeLogged, Base):
@@ -678,6 +771,15 @@ CONSTRAINT_FIELDS: dict[str, str] = {
     "ck_slices_codel_iff_codel_scheme": "codel",
     "ck_slices_codel_target_within_burst_limit": "codel.target_s",
     "ck_slices_codel_interval_positive": "codel.interval_s",
+    "ck_slices_abc_iff_abc_scheme": "abc",
+    "ck_slices_abc_meter_memory_range": "abc.meter_memory_s",
+    "ck_slices_abc_average_memory_range": "abc.average_memory_s",
+    "ck_slices_abc_reference_rate_range": "abc.reference_rate_bps",
+    "ck_slices_abc_q_min_range": "abc.q_min_s",
+    "ck_slices_abc_q_base_within_burst_limit": "abc.q_base_s",
+    "ck_slices_abc_gamma_range": "abc.gamma_s",
+    "ck_slices_abc_key": "abc.key",
+    "ck_slices_abc_prefix_length_range": "abc.prefix_length",
     "fk_links_switch_id_switches": "switch_id",
     "fk_slice_links_link_id_switch_id_links": "link_ids",
 }

@@ -43,6 +43,7 @@ COPY_COLUMNS = (
     "registers",
     "codel_dropping",
     "codel_count",
+    "abc",
 )
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 MINUTE = dt.timedelta(minutes=1)
@@ -65,11 +66,15 @@ class SampleRecord:
     codel: tuple[bool, int] | None = None
     """CoDel's dropping and count at the reading: a codel slice's raw sample, where the
     switch reads registers."""
+    abc: dict[str, Any] | None = None
+    """ABC's state at the reading (`domain.telemetry.abc_json`): an abc slice's raw sample,
+    where the switch reads registers."""
 
     def copy_values(self) -> tuple[Any, ...]:
         """Its row for COPY (`_copy_lines`)."""
         registers = None if self.registers is None else json.dumps(self.registers)
         dropping, count = _NO_CODEL if self.codel is None else _codel_text(*self.codel)
+        abc = None if self.abc is None else json.dumps(self.abc)
         return (
             self.slice_id,
             self.t.isoformat(),
@@ -82,6 +87,7 @@ class SampleRecord:
             _copy_text(registers),
             dropping,
             count,
+            _copy_text(abc),
         )
 
 
@@ -108,18 +114,19 @@ def sample_documents(
             record.counters_reset,
             json.dumps(record.registers),
             _codel_json(record.codel),
+            json.dumps(record.abc),
         )
         for record in records
     ]
     return [json.loads(text) for text in sample_json(heads, metrics or metrics_of(records))]
 
 
-SampleHead = tuple[str, int, int, bool, bool, str, str]
+SampleHead = tuple[str, int, int, bool, bool, str, str, str]
 """What a sample says besides its metrics: t (ISO 8601), slice id, switch id, downsampled,
-counters reset, its registers and CoDel's state as JSON text ("null" when not read)."""
+counters reset, its registers, CoDel's state and ABC's as JSON text ("null" when not read)."""
 _SAMPLE = (
     '{"t": "%s", "slice_id": %d, "switch_id": %d, "downsampled": %s, "counters_reset": %s, '
-    '%s, "registers": %s, "codel": %s}'
+    '%s, "registers": %s, "codel": %s, "abc": %s}'
 )
 _JSON_BOOL = ("false", "true")
 
@@ -136,8 +143,8 @@ def sample_json(heads: Sequence[SampleHead], metrics: BatchMetrics) -> list[str]
     publishes thousands a second, and builds no dict for them (`BatchMetrics.json_members`)."""
     return [
         _SAMPLE
-        % (t, slice_id, switch_id, _JSON_BOOL[down], _JSON_BOOL[reset], members, regs, codel)
-        for (t, slice_id, switch_id, down, reset, regs, codel), members in zip(
+        % (t, slice_id, switch_id, _JSON_BOOL[down], _JSON_BOOL[reset], members, regs, codel, abc)
+        for (t, slice_id, switch_id, down, reset, regs, codel, abc), members in zip(
             heads, metrics.json_members(), strict=True
         )
     ]
@@ -159,10 +166,11 @@ def insert_batch(
     resets: Sequence[bool],
     registers: Sequence[str] | None,
     codel: npt.NDArray[np.int64] | None = None,
+    abc: Sequence[str] | None = None,
 ) -> int:
     """`insert_samples` of one poll of one switch, from its columns (`t` in ISO 8601,
-    `registers` as JSON text, `codel` as `domain.telemetry.codel_readings`): no object per
-    sample."""
+    `registers` as JSON text, `codel` as `domain.telemetry.codel_readings`, `abc` as
+    `domain.telemetry.abc_json`, "null" for none): no object per sample."""
     rows = counts.tolist()
     targets = hist_targets.tolist()
     no_registers = _copy_text(None)
@@ -188,6 +196,7 @@ def insert_batch(
                 _BOOL[resets[i]],
                 no_registers if registers is None else _copy_text(registers[i]),
                 *states[i],
+                no_registers if abc is None or abc[i] == "null" else _copy_text(abc[i]),
             )
             for i, slice_id in enumerate(slice_ids)
         ],
@@ -208,7 +217,7 @@ _LINE = (
     "\t".join(
         ["%d", "%s", "%d", "%s", "%d", "%s", *["%d"] * len(PAIR_COLUMNS), _HISTOGRAM, _HISTOGRAM]
     )
-    + "\t%s\t%s\t%s\t%s\n"
+    + "\t%s\t%s\t%s\t%s\t%s\n"
 )
 """A row of COPY_COLUMNS in COPY's text format."""
 
@@ -226,9 +235,9 @@ def _copy_text(text: str | None) -> str:
 def _copy_lines(session: Session, rows: Sequence[tuple[Any, ...]]) -> int:
     """Append rows (`SampleRecord.copy_values` layout: slice id, t, switch id, downsampled
     and counters reset as t/f, histogram target, interval, the counts, registers as COPY text,
-    CoDel's dropping and count) with one COPY of text formatted in bulk: thousands a second,
-    where an INSERT per row would not keep up and psycopg's `write_row` costs tens of µs a
-    row. Returns how many were written."""
+    CoDel's dropping and count, ABC's state as COPY text) with one COPY of text formatted in
+    bulk: thousands a second, where an INSERT per row would not keep up and psycopg's
+    `write_row` costs tens of µs a row. Returns how many were written."""
     raw = session.connection().connection.driver_connection
     with raw.cursor() as cursor:  # type: ignore[union-attr]
         with cursor.copy(f"COPY telemetry_samples ({', '.join(COPY_COLUMNS)}) FROM STDIN") as copy:
@@ -275,6 +284,7 @@ def _record(row: sa.Row[Any], slice_id: int) -> SampleRecord:
         registers=m.get("registers"),
         downsampled=m["downsampled"],
         codel=None if m.get("codel_dropping") is None else (m["codel_dropping"], m["codel_count"]),
+        abc=m.get("abc"),
     )
 
 
@@ -353,7 +363,7 @@ WITH moved AS (
 INSERT INTO telemetry_samples ({", ".join(COPY_COLUMNS)})
 SELECT slice_id, {_MINUTE_END}, switch_id, true, hist_target,
        sum(interval_s), {_sums("")}, {_hist_sums("vq_hist")}, {_hist_sums("rq_hist")},
-       bool_or(counters_reset), NULL, NULL, NULL
+       bool_or(counters_reset), NULL, NULL, NULL, NULL
 FROM moved
 GROUP BY slice_id, switch_id, hist_target, {_MINUTE_END}
 ON CONFLICT (slice_id, t, switch_id, downsampled, hist_target) DO UPDATE SET

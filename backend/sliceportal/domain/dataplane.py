@@ -783,13 +783,15 @@ def dataplane_entries(
     return tuple(entry for group in groups for entry in group.entries) + tuple(entries)
 
 
-def check_decay_memories(slices: Iterable[DataplaneSlice]) -> None:
+def check_decay_memories(slices: Iterable[DataplaneSlice | SlicePolicy]) -> None:
     """Refuse the slice that would give a decay table rows for more than
     ``ABC_DECAY_MEMORIES`` distinct memories (the table's size; slices of equal memories
-    share rows), naming that slice's memory field."""
+    share rows), naming that slice's memory field. A slice may be given by its policy alone
+    (the services check one before it has a DP_SID on the switch)."""
     seen: set[SharedRows] = set()
     for i, slice_ in enumerate(slices):
-        for group in shared_rows(slice_.policy()):
+        policy = slice_ if isinstance(slice_, SlicePolicy) else slice_.policy()
+        for group in shared_rows(policy):
             if group.memory_field is None:
                 continue
             seen.add(group)

@@ -50,6 +50,11 @@ CODEL_REGISTER_CELLS = 2
 """codel_dropping and codel_count, read with them, for the codel slices only."""
 NO_CODEL = -1
 """A CoDel reading of a slice that runs no CoDel (``codel_readings``)."""
+ABC_REGISTER_CELLS = len(dp.ABC_METER_REGISTERS) * c.ABC_SLOTS + len(dp.ABC_AVERAGE_REGISTERS)
+"""An abc slice's meters (``last``, S and N of its 64 aggregate slots) and activity average
+(``last``, N and A_avg), read with them, for the abc slices only: 195 cells."""
+ABC_TOP_AGGREGATES = 5
+"""The busiest aggregates a sample names (``abc_json``)."""
 
 
 CELLS_PER_SLICE = len(dp.counter_cells(0))
@@ -445,14 +450,23 @@ def batch_metrics(counts: Ints, interval_s: Floats, hist_targets: Ints) -> Batch
     )
 
 
-def register_indices(dp_sids: Sequence[int], codel_sids: Sequence[int] = ()) -> dict[str, Indices]:
-    """The register cells of ``dp_sids`` by register array: every slice's virtual queue, and
-    CoDel's state of the slices in ``codel_sids`` (the others' cells hold nothing of use)."""
+def register_indices(
+    dp_sids: Sequence[int], codel_sids: Sequence[int] = (), abc_sids: Sequence[int] = ()
+) -> dict[str, Indices]:
+    """The register cells of ``dp_sids`` by register array: every slice's virtual queue,
+    CoDel's state of the slices in ``codel_sids`` and ABC's meters and average of those in
+    ``abc_sids`` (the others' cells hold nothing of use). A slice's meters are the cells
+    ``dp_sid * ABC_SLOTS + slot``, slot 0 to 63, slice after slice."""
     sids = _dp_sids(dp_sids)
     cells = {dp.VQ_DELAY_REGISTER: sids, dp.VQ_LAST_SEEN_REGISTER: sids}
     codel = _dp_sids(codel_sids)
     if len(codel):
         cells |= {dp.CODEL_DROPPING_REGISTER: codel, dp.CODEL_COUNT_REGISTER: codel}
+    abc = _dp_sids(abc_sids)
+    if len(abc):
+        slots = (abc[:, None] * c.ABC_SLOTS + np.arange(c.ABC_SLOTS, dtype=np.int64)).reshape(-1)
+        cells |= dict.fromkeys(dp.ABC_METER_REGISTERS, slots)
+        cells |= dict.fromkeys(dp.ABC_AVERAGE_REGISTERS, abc)
     return cells
 
 
@@ -496,3 +510,91 @@ def codel_json(codel: Matrix) -> list[str]:
 
 
 _JSON_BOOL = ("false", "true")
+
+
+@dataclass(frozen=True)
+class AbcWatch:
+    """What reading an abc slice's meters needs of its parameters: the reference rate (the
+    rate of activity 0) and the meters' memory."""
+
+    reference_rate_bps: float
+    meter_memory_s: float
+
+
+_TIMESTAMP_HALF = units.TIMESTAMP_MOD // 2
+_STATE_ONE = float(c.ABC_STATE_ONE)
+_AVERAGE_ONE = float(1 << (c.ABC_AVERAGE_EXTRA_BITS + c.ABC_ACTIVITY_FRAC_BITS))
+_ACTIVITY_LIMIT = c.ABC_ACTIVITY_SPAN / 2
+
+
+def abc_json(
+    values: Mapping[str, Column],
+    abc: npt.NDArray[np.bool_],
+    watches: Sequence[AbcWatch],
+    top: int = ABC_TOP_AGGREGATES,
+) -> list[str]:
+    """The ``abc`` member of each slice's sample JSON (docs/telemetry.md), as text, from a
+    read of ``register_indices`` whose ``abc_sids`` are the slices marked in ``abc`` (in
+    order, with ``watches`` their parameters); "null" for the other slices.
+
+    An aggregate slot's registers say its meter at its own last packet: S (bytes, Q16) and N
+    (µs, Q16) decayed to ``last``. To rank the slots at one instant, each is decayed as the
+    meter would, ``f = exp(-idle/M)``, ``S' = f S``, ``N' = M - f (M - N)``, to the slice's
+    most recent meter update (the newest ``last``; ``idle`` the slot's time before it), then
+    its rate is ``S'/N'`` bytes per µs and its activity ``log2(rate / R_r)`` (exact, where the
+    switch looks the logarithms up; clamped to the switch's -64..64). The average is
+    ``abc_a_avg + ABC_AVERAGE_ZERO`` modulo 2^64: Q8 activity biased by 64, with 32 more
+    fractional bits. ``active_slots`` counts the slots metered within one memory of that
+    instant; two aggregates hashed into one slot share its meter.
+    """
+    found = ["null"] * len(abc)
+    rows = np.flatnonzero(abc)
+    if not len(rows):
+        return found
+    shape = (len(rows), c.ABC_SLOTS)
+    last_name, bytes_name, time_name = dp.ABC_METER_REGISTERS
+    last = values[last_name].astype(np.int64).reshape(shape)
+    s = values[bytes_name].astype(np.float64).reshape(shape) / _STATE_ONE
+    n = values[time_name].astype(np.float64).reshape(shape) / _STATE_ONE
+    used = n > 0
+    # The newest update, modulo 2^48: a slice whose slots straddle the wrap counts the ones
+    # past it (small values) as 2^48 later.
+    wrapped = np.where(used, last, 0)
+    low = np.where(used, last, units.TIMESTAMP_MOD).min(axis=1, keepdims=True)
+    straddles = wrapped.max(axis=1, keepdims=True) - low > _TIMESTAMP_HALF
+    unwrapped = np.where(straddles & (last < _TIMESTAMP_HALF), last + units.TIMESTAMP_MOD, last)
+    newest = np.where(used, unwrapped, np.iinfo(np.int64).min).max(axis=1, keepdims=True)
+    idle = np.where(used, newest - unwrapped, 0).astype(np.float64)  # ticks
+    memory = np.array([w.meter_memory_s for w in watches], dtype=np.float64)[:, None]
+    memory_ticks = memory * units.TICKS_PER_S
+    reference = np.array([w.reference_rate_bps for w in watches], dtype=np.float64)[:, None]
+    factor = np.exp(-idle / memory_ticks)
+    decayed_time = memory_ticks - factor * (memory_ticks - n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_tick = np.where(used & (decayed_time > 0), s * factor / decayed_time, 0.0)  # B/µs
+        rate = per_tick * units.TICKS_PER_S * units.BITS_PER_BYTE
+        activity = np.log2(rate / reference)
+    activity = np.clip(activity, -_ACTIVITY_LIMIT, _ACTIVITY_LIMIT)
+    order = np.argsort(-rate, axis=1, kind="stable")[:, :top]
+    active = (used & (idle <= memory_ticks)).sum(axis=1)
+    average_name = dp.ABC_AVERAGE_REGISTERS[2]
+    average = values[average_name].astype(np.uint64) + np.uint64(c.ABC_AVERAGE_ZERO)  # mod 2^64
+    averages = average.astype(np.float64) / _AVERAGE_ONE - _ACTIVITY_LIMIT
+    for i, row in enumerate(rows.tolist()):
+        aggregates = [
+            {
+                "slot": int(slot),
+                "rate_bps": float(f"{rate[i, slot]:.6g}"),
+                "activity": round(float(activity[i, slot]), 3),
+                "idle_s": round(float(idle[i, slot]) / units.TICKS_PER_S, 6),
+            }
+            for slot in order[i].tolist()
+            if rate[i, slot] > 0
+        ]
+        document = {
+            "average_activity": round(float(averages[i]), 3),
+            "active_slots": int(active[i]),
+            "aggregates": aggregates,
+        }
+        found[row] = json.dumps(document)
+    return found

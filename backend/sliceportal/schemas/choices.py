@@ -86,7 +86,22 @@ class QueueScheme(Choice):
     """The paper's baseline: a P4 meter (trTCM) polices rate and burst; no delay control."""
     CODEL = "codel"
     """CoDel (RFC 8289) on the slice's virtual-queue delay: drops or marks to hold a target."""
-    __labels__ = {ECN_STEP: "ECN step marking", METER: "P4 meter (baseline)", CODEL: "CoDel"}
+    ABC = "abc"
+    """P4-ABC: per-aggregate rate meters; a more active aggregate meets a lower drop threshold."""
+    __labels__ = {
+        ECN_STEP: "ECN step marking",
+        METER: "P4 meter (baseline)",
+        CODEL: "CoDel",
+        ABC: "ABC (activity-based)",
+    }
+
+
+class AbcKey(Choice):
+    """What an abc slice's aggregates are (`domain.abc.AggregateKey`): its packets' source
+    addresses, or their source prefixes of a given length."""
+
+    SOURCE_ADDRESS = "source_address"
+    SOURCE_PREFIX = "source_prefix"
 
 
 class ChangeAction(Choice):

@@ -11,6 +11,16 @@ from typing import Annotated
 
 from pydantic import AfterValidator, ConfigDict, Field, Strict
 
+from sliceportal.domain.abc import (
+    AVERAGE_MEMORY_DEFAULT_S,
+    MEMORY_MAX_S,
+    MEMORY_MIN_S,
+    METER_MEMORY_DEFAULT_S,
+    PAPER_THRESHOLDS_PACKETS,
+    REFERENCE_RATE_DEFAULT_BPS,
+    REFERENCE_RATE_MAX_BPS,
+    REFERENCE_RATE_MIN_BPS,
+)
 from sliceportal.domain.codel import INTERVAL_DEFAULT_S, INTERVAL_MIN_S, TARGET_DEFAULT_S
 from sliceportal.domain.spec import (
     LOWEST_SLICE_PRIORITY,
@@ -28,7 +38,7 @@ from sliceportal.domain.spec import (
     MIN_VLAN_ID,
     TOP_PRIORITY,
 )
-from sliceportal.schemas.choices import QueueScheme, SliceState
+from sliceportal.schemas.choices import AbcKey, QueueScheme, SliceState
 from sliceportal.schemas.common import (
     BodyId,
     Description,
@@ -139,6 +149,80 @@ class CodelParameters(InputModel):
     )
 
 
+Memory = Annotated[float, Strict(), Field(ge=MEMORY_MIN_S, le=MEMORY_MAX_S)]
+ReferenceRate = Annotated[
+    float, Strict(), Field(ge=REFERENCE_RATE_MIN_BPS, le=REFERENCE_RATE_MAX_BPS)
+]
+AbcSeconds = Annotated[float, Strict(), Field(ge=0, le=MAX_BURST_LIMIT_S)]
+PrefixLength = Annotated[int, Strict(), Field(ge=0, le=32)]
+_Q_MIN, _Q_BASE, _GAMMA = PAPER_THRESHOLDS_PACKETS
+_ABC = {
+    "meter_memory_s": "seconds a source's rate meter remembers (TDRM-UTEMA): longer smooths "
+    "its rate over more time, shorter follows changes sooner",
+    "average_memory_s": "seconds the slice's average activity remembers; the activity of a "
+    "packet is compared with this average",
+    "reference_rate_bps": "bit/s of activity 0: an aggregate at twice this rate has activity "
+    "1, at half of it -1 (activity = log2(rate / reference_rate_bps))",
+    "q_min_s": "seconds of queueing delay below which no packet is dropped, however active "
+    "its aggregate (at most q_base_s)",
+    "q_base_s": "seconds of queueing delay at which a packet of average activity is dropped "
+    "(at most burst_limit_s)",
+    "gamma_s": "seconds the drop threshold falls per unit of activity above the average (and "
+    "rises per unit below it, up to burst_limit_s)",
+    "key": "what an aggregate is: each source address, or each source prefix",
+    "prefix_length": "the source prefix's length for key source_prefix; 32 for source_address",
+}
+
+
+class AbcParameters(InputModel):
+    """An abc slice's P4-ABC parameters as given; in an update, `abc` replaces the whole
+    object. A member left out takes its default (the thresholds' depend on the slice's rate
+    and burst limit); the slice stores and shows the resolved values."""
+
+    meter_memory_s: Memory = Field(
+        default=METER_MEMORY_DEFAULT_S, description=_ABC["meter_memory_s"]
+    )
+    average_memory_s: Memory = Field(
+        default=AVERAGE_MEMORY_DEFAULT_S, description=_ABC["average_memory_s"]
+    )
+    reference_rate_bps: ReferenceRate = Field(
+        default=REFERENCE_RATE_DEFAULT_BPS, description=_ABC["reference_rate_bps"]
+    )
+    q_min_s: AbcSeconds | None = Field(
+        default=None,
+        description=f"{_ABC['q_min_s']}; default: {_Q_MIN} full-size (1,500-byte) packets' "
+        "time at the slice's rate, at most burst_limit_s",
+    )
+    q_base_s: AbcSeconds | None = Field(
+        default=None,
+        description=f"{_ABC['q_base_s']}; default: {_Q_BASE} full-size packets' time at the "
+        "slice's rate, at most burst_limit_s",
+    )
+    gamma_s: AbcSeconds | None = Field(
+        default=None,
+        description=f"{_ABC['gamma_s']}; default: {_GAMMA} full-size packets' time at the "
+        "slice's rate",
+    )
+    key: AbcKey = Field(default=AbcKey.SOURCE_ADDRESS, description=_ABC["key"])
+    prefix_length: PrefixLength | None = Field(
+        default=None,
+        description=f"{_ABC['prefix_length']}; required with source_prefix",
+    )
+
+
+class AbcSettings(PublicModel):
+    """An abc slice's P4-ABC parameters as stored and deployed: every default resolved."""
+
+    meter_memory_s: float = Field(description=_ABC["meter_memory_s"])
+    average_memory_s: float = Field(description=_ABC["average_memory_s"])
+    reference_rate_bps: float = Field(description=_ABC["reference_rate_bps"])
+    q_min_s: float = Field(description=_ABC["q_min_s"])
+    q_base_s: float = Field(description=_ABC["q_base_s"])
+    gamma_s: float = Field(description=_ABC["gamma_s"])
+    key: AbcKey = Field(description=_ABC["key"])
+    prefix_length: int = Field(description=_ABC["prefix_length"])
+
+
 class SliceCreate(InputModel):
     name: Name
     description: Description = ""
@@ -158,6 +242,11 @@ class SliceCreate(InputModel):
     codel: CodelParameters | None = Field(
         default=None, description="for codel (default: each member's default); null otherwise"
     )
+    abc: AbcParameters | None = Field(
+        default=None,
+        description="for abc (default: each member's default at the slice's rate and burst "
+        "limit); null otherwise",
+    )
     max_packet_bytes: PacketBytes | None = None
     sla: Sla = Field(default_factory=Sla)
     link_ids: LinkIds
@@ -168,7 +257,14 @@ class SliceCreate(InputModel):
 
 class SliceUpdate(PatchModel):
     nullable = frozenset(
-        {"vlan_id", "marking_threshold_s", "codel", "max_packet_bytes", "e2e_delay_target_s"}
+        {
+            "vlan_id",
+            "marking_threshold_s",
+            "codel",
+            "abc",
+            "max_packet_bytes",
+            "e2e_delay_target_s",
+        }
     )
 
     name: Name | None = None
@@ -187,6 +283,12 @@ class SliceUpdate(PatchModel):
         default=None,
         description="for codel; changing the scheme to codel without it takes the defaults, "
         "to another scheme clears it",
+    )
+    abc: AbcParameters | None = Field(
+        default=None,
+        description="for abc; changing the scheme to abc without it takes the defaults at the "
+        "slice's rate and burst limit, to another scheme clears it; an abc slice keeps the "
+        "values it holds when its rate or burst limit change",
     )
     max_packet_bytes: PacketBytes | None = None
     sla: Sla | None = None
@@ -213,6 +315,7 @@ class SlicePublic(PublicModel):
     scheme: QueueScheme
     marking_threshold_s: float | None
     codel: CodelParameters | None = Field(description="a codel slice's CoDel parameters")
+    abc: AbcSettings | None = Field(description="an abc slice's ABC parameters, resolved")
     max_packet_bytes: int | None
     sla: Sla
     link_ids: list[int]

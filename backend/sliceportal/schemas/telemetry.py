@@ -6,6 +6,8 @@ import datetime as dt
 
 from pydantic import BaseModel, Field
 
+from sliceportal.domain.p4constants import ABC_SLOTS
+from sliceportal.domain.telemetry import ABC_TOP_AGGREGATES
 from sliceportal.schemas.common import Page
 
 
@@ -17,6 +19,45 @@ class CodelState(BaseModel):
         ge=0,
         description="drops (or marks) of the current spell, or of the last one while not "
         "dropping; 0 before the first (register codel_count)",
+    )
+
+
+class AbcAggregate(BaseModel):
+    """One aggregate slot of an abc slice's meters, at the slice's most recent meter update."""
+
+    slot: int = Field(
+        ge=0,
+        lt=ABC_SLOTS,
+        description="the meter slot its key hashes to (CRC-32 of the masked source address, "
+        "modulo 64): aggregates sharing a slot share a meter",
+    )
+    rate_bps: float = Field(
+        ge=0,
+        description="its metered rate, S/N (time-decayed bytes over decayed time), decayed to "
+        "the slice's newest meter update as the meter would",
+    )
+    activity: float = Field(
+        description="log2(rate_bps / reference_rate_bps), -64 to 64: the higher, the lower "
+        "its packets' drop threshold"
+    )
+    idle_s: float = Field(ge=0, description="seconds its last packet came before the newest")
+
+
+class AbcState(BaseModel):
+    """An abc slice's ABC at the reading, from its registers (abc_meter_*, abc_a_avg)."""
+
+    average_activity: float = Field(
+        description="the slice's average activity of accepted packets (register abc_a_avg): a "
+        "packet more active than this meets a drop threshold below q_base_s"
+    )
+    active_slots: int = Field(
+        ge=0,
+        le=ABC_SLOTS,
+        description="aggregate slots metered within one meter memory of the newest update",
+    )
+    aggregates: list[AbcAggregate] = Field(
+        max_length=ABC_TOP_AGGREGATES,
+        description=f"the busiest slots, by rate, at most {ABC_TOP_AGGREGATES}",
     )
 
 
@@ -44,7 +85,9 @@ class TelemetrySample(BaseModel):
     drop_ratio: float = Field(description="dropped (for any reason) over offered packets")
     vq_drop_ratio: float = Field(description="dropped at the burst limit (the virtual queue)")
     rq_drop_ratio: float = Field(description="dropped by the real queue (it was full)")
-    aqm_drop_ratio: float = Field(description="dropped by the slice's CoDel (0 for other schemes)")
+    aqm_drop_ratio: float = Field(
+        description="dropped by the slice's CoDel or ABC (0 for other schemes)"
+    )
     mark_ratio: float = Field(description="ECN-marked over forwarded packets")
     vq_delay_p50_s: float | None
     vq_delay_p95_s: float | None
@@ -64,6 +107,10 @@ class TelemetrySample(BaseModel):
     )
     codel: CodelState | None = Field(
         description="CoDel's state at the reading: a codel slice's raw sample where the switch "
+        "can read registers; null for other schemes, switches that cannot, and sums"
+    )
+    abc: AbcState | None = Field(
+        description="ABC's state at the reading: an abc slice's raw sample where the switch "
         "can read registers; null for other schemes, switches that cannot, and sums"
     )
 

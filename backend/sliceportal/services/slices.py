@@ -8,6 +8,7 @@ locked makes the whole transaction start again (`admission.retrying`), never loc
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,19 +18,21 @@ from sqlalchemy.orm import Session, selectinload
 
 from sliceportal.db import changes, outbox
 from sliceportal.db.changes import Change, ChangeContext
-from sliceportal.db.models import Slice, SliceSla
+from sliceportal.db.models import ABC_COLUMNS, Slice, SliceSla, abc_config_of
 from sliceportal.db.queries import links as link_queries
 from sliceportal.db.queries import slices as queries
 from sliceportal.db.queries.links import LockedLink
 from sliceportal.domain import SliceSpec, SpecError, dataplane, slice_spec, units
 from sliceportal.domain.admission import LinkParams, PathSlice, StoredLevels, admits_surely
 from sliceportal.domain.codel import CodelConfig
-from sliceportal.domain.dataplane import ROUTE_TABLE
+from sliceportal.domain.dataplane import ROUTE_TABLE, SlicePolicy
 from sliceportal.domain.matchclash import PlacedMatch, first_clash, split_route
+from sliceportal.domain.p4constants import ABC_DECAY_MEMORIES
 from sliceportal.domain.reconcile import describe
 from sliceportal.domain.spec import MAX_DP_SID, burst_agrees, burst_conflict
-from sliceportal.schemas.choices import ChangeAction, QueueScheme, SliceState
-from sliceportal.schemas.slices import CodelParameters, SliceCreate, SliceUpdate
+from sliceportal.domain.units import TICKS_PER_S
+from sliceportal.schemas.choices import AbcKey, ChangeAction, QueueScheme, SliceState
+from sliceportal.schemas.slices import AbcParameters, CodelParameters, SliceCreate, SliceUpdate
 from sliceportal.services import admission
 from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
 
@@ -47,6 +50,10 @@ ANALYSED_FIELDS = frozenset(
 )
 """Changing any of these re-runs admission on the slice's links (and on the paths of the
 slices with an end-to-end target that cross them)."""
+
+ABC_PLACED_FIELDS = frozenset({"scheme", "abc", "link_ids"})
+"""Changing any of these on an abc slice checks again that the switches it crosses have room
+for its memories in their decay tables (`_refuse_new_memory`)."""
 
 MATCH_FIELDS = frozenset({"vlan_id", "ipv4_prefixes", "link_ids"})
 """Changing any of these checks again that no other slice holds one of the slice's classifier
@@ -70,10 +77,10 @@ def get_slice(session: Session, slice_id: int, *, lock: bool = False) -> Slice:
     return found
 
 
-def _check_rules(values: dict[str, Any]) -> None:
+def _check_rules(values: dict[str, Any]) -> SlicePolicy:
     """Rules across fields, on the slice as it will be stored: a match, and a policy the data
     plane can hold (`dataplane.slice_policy`, which the control plane deploys), so a stored
-    slice never fails only when it is deployed."""
+    slice never fails only when it is deployed. The policy."""
     if values["vlan_id"] is None and not values["ipv4_prefixes"]:
         raise InvalidFieldError("a slice needs a vlan_id or ipv4_prefixes", field="vlan_id")
     try:
@@ -82,7 +89,7 @@ def _check_rules(values: dict[str, Any]) -> None:
             codel = CodelConfig.from_seconds(
                 values["codel_target_s"], values["codel_interval_s"], values["codel_ecn_mark"]
             )
-        dataplane.slice_policy(
+        return dataplane.slice_policy(
             values["priority"],
             values["rate_bps"],
             values["burst_limit_s"],
@@ -90,6 +97,7 @@ def _check_rules(values: dict[str, Any]) -> None:
             values["marking_threshold_s"],
             values["delay_target_s"],
             codel_config=codel,
+            abc_config=abc_config_of(values),
         )
     except units.DataplaneValueError as exc:
         raise InvalidFieldError(exc.message, field=exc.field) from None
@@ -112,6 +120,77 @@ def _codel_columns(values: dict[str, Any], codel: CodelParameters | None, given:
     values["codel_target_s"] = None if codel is None else codel.target_s
     values["codel_interval_s"] = None if codel is None else codel.interval_s
     values["codel_ecn_mark"] = None if codel is None else codel.ecn_mark
+
+
+def _abc_columns(values: dict[str, Any], abc: AbcParameters | None, given: bool) -> None:
+    """Turn the `abc` of a request into the slice's ABC columns (in `values`), resolved: the
+    members left out take their defaults at the slice's rate and burst limit
+    (`dataplane.abc_config`, the CLI's reading of the same object), so the row says what the
+    switch will hold.
+
+    As `_codel_columns`: parameters given are stored (for another scheme they are then refused
+    by `_check_rules`, naming `abc`); a slice becoming abc without them takes the defaults, one
+    leaving abc loses them, and an abc slice keeps those it has, also when its rate or burst
+    limit change (a threshold the new burst limit cannot hold is then refused, naming it)."""
+    values.pop("abc", None)  # nested; in an update dumped without the members left out
+    if not given:
+        if values["scheme"] is not QueueScheme.ABC:
+            abc = None
+        elif values.get("abc_meter_memory_s") is None:
+            abc = AbcParameters()
+        else:
+            return
+    if abc is None:
+        values.update(dict.fromkeys(ABC_COLUMNS))
+        return
+    try:
+        config = dataplane.abc_config(
+            abc.model_dump(mode="json", exclude_none=True),
+            values["rate_bps"],
+            values["burst_limit_s"],
+        )
+    except units.DataplaneValueError as exc:
+        raise InvalidFieldError(exc.message, field=exc.field) from None
+    resolved = dataclasses.asdict(config) | {"key": AbcKey(config.key.value)}
+    values.update({column: resolved[column.removeprefix("abc_")] for column in ABC_COLUMNS})
+
+
+def _refuse_new_memory(locked: queries.Locked, policy: SlicePolicy) -> None:
+    """409 when the slice's ABC memory would be one more than a switch it crosses has decay
+    rows for (`dataplane.check_decay_memories` on the abc slices there, `locked.abc_held`,
+    then this one): the reconciler could not deploy it there. Slices of equal memories share
+    rows, so a memory another abc slice of that switch uses always fits."""
+    held: dict[int, list[SlicePolicy]] = {}
+    for row in locked.abc_held:
+        try:
+            other = dataplane.slice_policy(
+                row["priority"],
+                row["rate_bps"],
+                row["burst_limit_s"],
+                dataplane.Scheme.ABC,
+                None,
+                row["delay_target_s"],
+                abc_config=abc_config_of(row),
+            )
+        except units.DataplaneValueError:
+            continue  # the control plane cannot deploy it either: it holds no rows
+        held.setdefault(row["switch_id"], []).append(other)
+    for switch_id, others in sorted(held.items()):
+        try:
+            dataplane.check_decay_memories([*others, policy])
+        except units.DataplaneValueError as exc:
+            field = exc.field.split(".", 1)[1]  # slices[i].abc.<memory>
+            ticks = {
+                "abc.meter_memory_s": {p.abc.meter_memory for p in others if p.abc},
+                "abc.average_memory_s": {p.abc.average_memory for p in others if p.abc},
+            }[field]
+            used = ", ".join(f"{memory / TICKS_PER_S:g}" for memory in sorted(ticks))
+            raise ConflictError(
+                f"switch {locked.switches[switch_id]!r} holds ABC decay rows for "
+                f"{ABC_DECAY_MEMORIES} distinct {field} values already ({used} s) and has no "
+                "room for another; use one of them",
+                field=field,
+            ) from None
 
 
 def _check_name_free(session: Session, name: str, slice_id: int) -> None:
@@ -156,10 +235,11 @@ def _lock(
     changed: set[int] | None,
     slice_id: int,
     insert: dict[str, Any] | None = None,
+    abc_links: set[int] | None = None,
 ) -> queries.Locked:
     """`queries.lock`, then 422 if one of `link_ids` is gone (when links were locked) and 409
     if another slice holds one of `match`'s classifier entries (`_refuse_clash`)."""
-    locked = queries.lock(session, link_ids, match, changed, slice_id, insert)
+    locked = queries.lock(session, link_ids, match, changed, slice_id, insert, abc_links)
     missing = link_ids - locked.links.keys() if changed is not None else set()
     if missing:
         raise InvalidFieldError(f"link {min(missing)} does not exist", field="link_ids")
@@ -303,13 +383,18 @@ def create_slice(session: Session, context: ChangeContext, data: SliceCreate) ->
     if values["delay_target_s"] is None:
         values["delay_target_s"] = values["burst_limit_s"]
     _codel_columns(values, data.codel, given=data.codel is not None)
-    _check_rules(values)
-    slice_id = admission.retrying(session, lambda: _create(session, context, data, values))
+    _abc_columns(values, data.abc, given=data.abc is not None)
+    policy = _check_rules(values)
+    slice_id = admission.retrying(session, lambda: _create(session, context, data, values, policy))
     return get_slice(session, slice_id)
 
 
 def _create(
-    session: Session, context: ChangeContext, data: SliceCreate, values: dict[str, Any]
+    session: Session,
+    context: ChangeContext,
+    data: SliceCreate,
+    values: dict[str, Any],
+    policy: SlicePolicy,
 ) -> int:
     """Two round trips: the insert of the slice with its SLA, the locks and the reads of
     admission (`_lock`); then, once admitted, its links, DP_SIDs, change-log entry and
@@ -320,14 +405,19 @@ def _create(
     link_ids = set(data.link_ids)
     sla = data.sla.model_dump()
     insert = values | sla | {"state": SliceState.PENDING}
+    abc_links = link_ids if policy.abc is not None else None
     try:
-        locked = _lock(session, link_ids, _match(values, 0, link_ids), link_ids, 0, insert)
+        locked = _lock(
+            session, link_ids, _match(values, 0, link_ids), link_ids, 0, insert, abc_links
+        )
     except psycopg.errors.UniqueViolation as exc:
         if exc.diag.constraint_name != queries.NAME_TAKEN:
             raise
         raise _name_taken(values["name"]) from None
     assert locked.created is not None
     slice_id: int = locked.created["id"]
+    if abc_links is not None:
+        _refuse_new_memory(locked, policy)
     _admit(session, values, slice_id, locked.links, link_ids, locked.stored)
     after = Slice.snapshot_of(locked.created) | {
         "sla": SliceSla.snapshot_of(sla),
@@ -360,15 +450,23 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     if values["scheme"] is not QueueScheme.ECN_STEP and "marking_threshold_s" not in given:
         values["marking_threshold_s"] = None
     _codel_columns(values, data.codel, given="codel" in given)
-    _check_rules(values)
+    _abc_columns(values, data.abc, given="abc" in given)
+    policy = _check_rules(values)
     link_ids = set(data.link_ids if data.link_ids is not None else row.link_ids)
     fields = data.model_fields_set
     match = _match(values, row.id, link_ids) if fields & MATCH_FIELDS else None
+    abc_links = link_ids if policy.abc is not None and fields & ABC_PLACED_FIELDS else None
     locked = None
     if fields & ANALYSED_FIELDS:
-        locked = _lock(session, link_ids | set(row.link_ids), match, link_ids, row.id)
-    elif match is not None:
-        _lock(session, link_ids, match, None, row.id)
+        locked = _lock(
+            session, link_ids | set(row.link_ids), match, link_ids, row.id, abc_links=abc_links
+        )
+        if abc_links is not None:
+            _refuse_new_memory(locked, policy)
+    elif match is not None or abc_links is not None:
+        switches = _lock(session, link_ids, match, None, row.id, abc_links=abc_links)
+        if abc_links is not None:
+            _refuse_new_memory(switches, policy)
     if "name" in given:  # the slice's own name is its own (the unique index)
         _check_name_free(session, values["name"], row.id)
     if locked is not None:

@@ -23,6 +23,7 @@ from sliceportal.domain import analyze_arrays, units
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.sla import Targets
+from sliceportal.domain.telemetry import AbcWatch
 from sliceportal.p4rt.connection import SwitchTarget
 from sliceportal.schemas.choices import QueueScheme
 
@@ -36,6 +37,8 @@ class SliceWatch:
     """The top edge of the slice's delay histograms, vq units (`hist_target_of`)."""
     codel: bool = False
     """The slice runs CoDel: the poller reads its state (`codel_dropping`, `codel_count`)."""
+    abc: AbcWatch | None = None
+    """The slice runs ABC: the poller reads its meters and average (`telemetry.abc_json`)."""
 
 
 def hist_target_of(dp_sid: int, delay_target_s: float) -> int:
@@ -95,6 +98,8 @@ def load_inventory(session: Session, settings: Settings) -> dict[int, SwitchWatc
             SliceSwitch.dp_sid,
             Slice.delay_target_s,
             Slice.scheme,
+            Slice.abc_reference_rate_bps,
+            Slice.abc_meter_memory_s,
             SliceSla.max_delay_s,
             SliceSla.min_throughput_bps,
             SliceSla.max_loss_ratio,
@@ -116,8 +121,11 @@ def load_inventory(session: Session, settings: Settings) -> dict[int, SwitchWatc
         )
         hist_target = hist_target_of(row.dp_sid, row.delay_target_s)
         codel = row.scheme is QueueScheme.CODEL
+        abc = None
+        if row.scheme is QueueScheme.ABC and row.abc_meter_memory_s is not None:
+            abc = AbcWatch(row.abc_reference_rate_bps, row.abc_meter_memory_s)
         slices[row.switch_id].append(
-            SliceWatch(row.slice_id, row.dp_sid, targets, hist_target, codel)
+            SliceWatch(row.slice_id, row.dp_sid, targets, hist_target, codel, abc)
         )
     inventory = {}
     for switch in session.scalars(sa.select(Switch).order_by(Switch.id)):

@@ -44,12 +44,14 @@ from sliceportal.db import samples as store
 from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.telemetry import (
+    ABC_REGISTER_CELLS,
     CELLS_PER_SLICE,
     CODEL_REGISTER_CELLS,
     COLUMNS,
     REGISTER_CELLS_PER_SLICE,
     Indices,
     Matrix,
+    abc_json,
     batch_metrics,
     codel_json,
     codel_readings,
@@ -89,6 +91,9 @@ class Batch:
     codel: Matrix | None = None
     """(slices, 2) CoDel's dropping and count (`codel_readings`: `NO_CODEL` for the slices of
     other schemes), read with the registers, where the target reads them."""
+    abc: list[str] | None = None
+    """Each slice's ABC state as its sample's JSON member (`abc_json`: "null" for the slices
+    of other schemes), read with the registers, where the target reads them."""
 
     @property
     def hist_targets(self) -> Matrix:
@@ -103,17 +108,22 @@ class Batch:
 @dataclass(frozen=True)
 class GroupCells:
     """What a poll of one group reads: its counter cells, its register cells (CoDel's state
-    of its codel slices only), and which of its slices run CoDel, in DP_SID order."""
+    of its codel slices only, ABC's meters and average of its abc slices only), and which of
+    its slices run CoDel and which ABC, in DP_SID order."""
 
     counters: dict[str, Indices]
     registers: dict[str, Indices]
     codel: npt.NDArray[np.bool_]
+    abc: npt.NDArray[np.bool_]
 
     @classmethod
-    def of(cls, group: tuple[int, ...], codel: frozenset[int]) -> GroupCells:
+    def of(cls, group: tuple[int, ...], codel: frozenset[int], abc: frozenset[int]) -> GroupCells:
         runs = np.array([sid in codel for sid in group], dtype=np.bool_)
         codel_sids = [sid for sid in group if sid in codel]
-        return cls(counter_indices(group), register_indices(group, codel_sids), runs)
+        runs_abc = np.array([sid in abc for sid in group], dtype=np.bool_)
+        abc_sids = [sid for sid in group if sid in abc]
+        registers = register_indices(group, codel_sids, abc_sids)
+        return cls(counter_indices(group), registers, runs, runs_abc)
 
 
 def utcnow() -> dt.datetime:
@@ -157,14 +167,16 @@ class SwitchPoller:
 
     @property
     def cells_per_slice(self) -> int:
-        """The cells read for a slice that runs no CoDel (a codel slice adds its state's)."""
+        """The cells read for a slice that runs neither CoDel nor ABC (a codel slice adds its
+        state's, an abc slice its meters' and average's)."""
         registers = REGISTER_CELLS_PER_SLICE if self.registers_readable else 0
         return CELLS_PER_SLICE + registers
 
-    def _cells_read(self, slices: int, codel: int) -> int:
-        """The cells of a read of ``slices`` slices of which ``codel`` run CoDel."""
-        extra = CODEL_REGISTER_CELLS * codel if self.registers_readable else 0
-        return slices * self.cells_per_slice + extra
+    def _cells_read(self, slices: int, codel: int, abc: int = 0) -> int:
+        """The cells of a read of ``slices`` slices of which ``codel`` run CoDel and ``abc``
+        run ABC."""
+        extra = CODEL_REGISTER_CELLS * codel + ABC_REGISTER_CELLS * abc
+        return slices * self.cells_per_slice + (extra if self.registers_readable else 0)
 
     @property
     def groups(self) -> tuple[tuple[int, ...], ...]:
@@ -174,15 +186,17 @@ class SwitchPoller:
     def _groups_of(self, watch: SwitchWatch) -> tuple[tuple[int, ...], ...]:
         dp_sids = tuple(s.dp_sid for s in watch.slices)
         codel = frozenset(s.dp_sid for s in watch.slices if s.codel)
+        abc = frozenset(s.dp_sid for s in watch.slices if s.abc is not None)
         budget = min(watch.budget_cells, self._fitted)
-        # Slices per period at the switch's mean cells per slice (codel slices read 2 more).
-        cells = self._cells_read(len(dp_sids), len(codel))
+        # Slices per period at the switch's mean cells per slice (codel slices read 2 more,
+        # abc slices 195 more).
+        cells = self._cells_read(len(dp_sids), len(codel), len(abc))
         per_period = max(1, budget * len(dp_sids) // cells) if dp_sids else 1
-        key = (dp_sids, codel, per_period)
+        key = (dp_sids, codel, abc, per_period)
         if key != self._groups_key:
             self._groups = poll_groups(dp_sids, 1, per_period)
             self._groups_key = key
-            self._cells = {group: GroupCells.of(group, codel) for group in self._groups}
+            self._cells = {group: GroupCells.of(group, codel, abc) for group in self._groups}
         return self._groups
 
     def poll(self) -> Batch | None:
@@ -197,7 +211,8 @@ class SwitchPoller:
         cells = self._cells[group]
         t, started = utcnow(), self._clock()
         values = session.read_counters(cells.counters)
-        registers = codel = None
+        by_sid = {s.dp_sid: s for s in watch.slices}
+        registers = codel = abc = None
         if self.registers_readable:
             read = session.read_register_values(cells.registers)
             if read is None:
@@ -205,10 +220,11 @@ class SwitchPoller:
             else:
                 registers = register_readings(read)
                 codel = codel_readings(read, cells.codel)
+                abc_watches = [by_sid[sid].abc for sid in group]
+                abc = abc_json(read, cells.abc, [w for w in abc_watches if w is not None])
         elapsed = self._clock() - started
-        cells_read = self._cells_read(len(group), int(cells.codel.sum()))
+        cells_read = self._cells_read(len(group), int(cells.codel.sum()), int(cells.abc.sum()))
         self._fitted = fitting_budget(watch.budget_cells, self._period, cells_read, elapsed)
-        by_sid = {s.dp_sid: s for s in watch.slices}
         sids = np.array(group)
         owners = np.array([by_sid[sid].slice_id for sid in group], dtype=np.int64)
         now = readings(values)
@@ -227,6 +243,7 @@ class SwitchPoller:
             reset=reset[known],
             registers=None if registers is None else registers[known],
             codel=None if codel is None else codel[known],
+            abc=None if abc is None else [abc[i] for i in known.tolist()],
         )
 
     def run(self, stop: threading.Event, deliver: Callable[[Batch], None]) -> None:
@@ -308,6 +325,7 @@ class SampleSink:
         resets = batch.reset.tolist()
         registers = None if batch.registers is None else register_json(batch.registers)
         codel = None if batch.codel is None else codel_json(batch.codel)
+        abc = batch.abc
         heads = [
             (
                 t,
@@ -317,6 +335,7 @@ class SampleSink:
                 resets[i],
                 registers[i] if registers else "null",
                 codel[i] if codel else "null",
+                abc[i] if abc else "null",
             )
             for i, slice_id in enumerate(slice_ids)
         ]
@@ -334,6 +353,7 @@ class SampleSink:
                     resets,
                     registers,
                     batch.codel,
+                    abc,
                 )
                 session.commit()
         except sa.exc.SQLAlchemyError as exc:

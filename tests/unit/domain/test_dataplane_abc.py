@@ -91,6 +91,12 @@ def test_abc_slices_with_equal_memories_share_rows_and_a_17th_memory_is_refused(
     assert caught.value.field == f"slices[{c.ABC_DECAY_MEMORIES}].abc.meter_memory_s"
     reused = dataclasses.replace(slices[-1], abc=slices[0].abc)
     dp.check_decay_memories([*slices[:-1], reused])
+    # A slice given by its policy alone (before it has a DP_SID there) counts the same.
+    policies = [s.policy() for s in slices]
+    with pytest.raises(DataplaneValueError) as caught:
+        dp.check_decay_memories([*slices[:-1], policies[-1]])
+    assert caught.value.field == f"slices[{c.ABC_DECAY_MEMORIES}].abc.meter_memory_s"
+    dp.check_decay_memories([*policies[:-1], reused.policy()])
 
 
 def test_the_reconciler_rejects_the_slice_bringing_a_17th_memory() -> None:

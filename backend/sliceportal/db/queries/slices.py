@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from sliceportal.db import changes
 from sliceportal.db.changes import Change, ChangeContext
+from sliceportal.db.models import ABC_COLUMNS
 from sliceportal.db.outbox import Message
 from sliceportal.db.queries.links import LinkLocks, LockedLink
 from sliceportal.db.session import driver
@@ -72,6 +73,20 @@ every link row of the switches (0.5 ms of the query's 0.6 at 1,500 slices on one
 join, and with statistics taken before a burst of creations (autovacuum analyses at most once a
 minute) it read every link row of the link again (1.7 ms at 3,500 slices on one link, against
 0.07 ms)."""
+ABC_HELD = f"""
+SELECT DISTINCT ON (held.switch_id, slices.abc_meter_memory_s, slices.abc_average_memory_s)
+       held.switch_id, slices.priority, slices.rate_bps, slices.burst_limit_s,
+       slices.delay_target_s, {", ".join(f"slices.{column}" for column in ABC_COLUMNS)}
+FROM slice_switches AS held
+JOIN slices ON slices.id = held.slice_id
+WHERE held.switch_id IN (SELECT switch_id FROM links WHERE id = ANY(%(links)s))
+  AND slices.scheme = 'abc' AND slices.id <> %(slice)s
+ORDER BY held.switch_id, slices.abc_meter_memory_s, slices.abc_average_memory_s, slices.id
+"""
+"""One abc slice per distinct pair of memories on each switch an abc slice will cross (other
+than the slice itself): what decides whether its memories still fit the switch's decay tables
+(`dataplane.check_decay_memories`). Read under the switch locks, so two changes cannot each
+bring the 16th memory to one switch."""
 _EXITS = "SELECT switch_id, port FROM links WHERE id = ANY(%s)"
 """Where a slice will leave each switch it crosses (one link is one switch and egress port)."""
 
@@ -80,11 +95,15 @@ WITH created AS (
     INSERT INTO slices (name, description, vlan_id, ipv4_prefixes, rate_bps, burst_limit_s,
                         delay_target_s, e2e_delay_target_s, priority, scheme,
                         marking_threshold_s, codel_target_s, codel_interval_s, codel_ecn_mark,
+                        abc_meter_memory_s, abc_average_memory_s, abc_reference_rate_bps,
+                        abc_q_min_s, abc_q_base_s, abc_gamma_s, abc_key, abc_prefix_length,
                         max_packet_bytes, state)
     VALUES (%(name)s, %(description)s, %(vlan_id)s, %(ipv4_prefixes)s::cidr[], %(rate_bps)s,
             %(burst_limit_s)s, %(delay_target_s)s, %(e2e_delay_target_s)s, %(priority)s,
             %(scheme)s, %(marking_threshold_s)s, %(codel_target_s)s, %(codel_interval_s)s,
-            %(codel_ecn_mark)s, %(max_packet_bytes)s, %(state)s)
+            %(codel_ecn_mark)s, %(abc_meter_memory_s)s, %(abc_average_memory_s)s,
+            %(abc_reference_rate_bps)s, %(abc_q_min_s)s, %(abc_q_base_s)s, %(abc_gamma_s)s,
+            %(abc_key)s, %(abc_prefix_length)s, %(max_packet_bytes)s, %(state)s)
     RETURNING *
 ), sla AS (
     INSERT INTO slice_slas (slice_id, max_delay_s, min_throughput_bps, max_loss_ratio,
@@ -122,6 +141,8 @@ class Locked:
     """The rows of `MATCH_CLASHES`: switch id, port, slice id, name, VLAN, prefixes."""
     exits: list[tuple[int, int]] = field(default_factory=list)
     """Switch and egress port of each link of the match."""
+    abc_held: list[dict[str, Any]] = field(default_factory=list)
+    """The rows of `ABC_HELD` (by column name), when asked for."""
 
 
 def lock(
@@ -131,10 +152,12 @@ def lock(
     changed: set[int] | None,
     slice_id: int,
     insert: dict[str, Any] | None = None,
+    abc_links: set[int] | None = None,
 ) -> Locked:
     """Insert a new slice first, when `insert` gives its columns and SLA; lock the switches of
     `link_ids`; then read the other slices that could hold one of `match`'s classifier entries
-    there; then, unless `changed` is None, lock `link_ids` and the paths of the slices with an
+    there, and the ABC memories held on the switches of `abc_links` (`ABC_HELD`, unless
+    None); then, unless `changed` is None, lock `link_ids` and the paths of the slices with an
     end-to-end target crossing `changed` (`LinkLocks`) and read their stored level sums for
     the change of slice `slice_id` (0: a slice being created, which crosses no link yet, so
     none of the reads can find it).
@@ -151,6 +174,7 @@ def lock(
         locking = stack.enter_context(connection.cursor())
         matching = stack.enter_context(connection.cursor())
         leaving = stack.enter_context(connection.cursor())
+        holding = stack.enter_context(connection.cursor())
         if insert is not None:
             inserting.execute(_INSERT_SLICE, insert)
         locking.execute(_LOCK_SWITCHES, (list(link_ids),))
@@ -165,6 +189,8 @@ def lock(
                     "prefixes": [str(prefix) for prefix in match.prefixes],
                 },
             )
+        if abc_links is not None:
+            holding.execute(ABC_HELD, {"links": list(abc_links), "slice": slice_id})
         locks = None
         if changed is not None:
             locks = LinkLocks(stack, session, link_ids, changed=changed, slice_id=slice_id)
@@ -176,6 +202,10 @@ def lock(
         locked = Locked(dict(locking.fetchall()), created=created)
         if match is not None:
             locked = _replace(locked, clashing=matching.fetchall(), exits=leaving.fetchall())
+        if abc_links is not None:
+            columns = [column.name for column in holding.description or ()]
+            held = [dict(zip(columns, row, strict=True)) for row in holding.fetchall()]
+            locked = _replace(locked, abc_held=held)
         if locks is not None:
             locked = _replace(locked, links=locks.links(), stored=locks.stored())
     return locked

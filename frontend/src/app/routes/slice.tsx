@@ -81,7 +81,15 @@ function SliceDetail({ id }: { id: number }) {
       )}
       {remove.error && <Notice tone="bad" title="Not deleted">{errorMessage(remove.error)}</Notice>}
       <SliceSummary slice={s} health={health} />
-      <LiveSliceView sliceId={s.id} rateBps={s.rate_bps} targetS={s.delay_target_s} boundS={health?.worstBoundS} scheme={s.scheme} />
+      <LiveSliceView
+        sliceId={s.id}
+        rateBps={s.rate_bps}
+        targetS={s.delay_target_s}
+        boundS={health?.worstBoundS}
+        scheme={s.scheme}
+        abc={s.abc}
+        burstLimitS={s.burst_limit_s}
+      />
     </div>
   );
 }

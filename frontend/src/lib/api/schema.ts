@@ -723,6 +723,154 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * AbcAggregate
+         * @description One aggregate slot of an abc slice's meters, at the slice's most recent meter update.
+         */
+        AbcAggregate: {
+            /**
+             * Slot
+             * @description the meter slot its key hashes to (CRC-32 of the masked source address, modulo 64): aggregates sharing a slot share a meter
+             */
+            slot: number;
+            /**
+             * Rate Bps
+             * @description its metered rate, S/N (time-decayed bytes over decayed time), decayed to the slice's newest meter update as the meter would
+             */
+            rate_bps: number;
+            /**
+             * Activity
+             * @description log2(rate_bps / reference_rate_bps), -64 to 64: the higher, the lower its packets' drop threshold
+             */
+            activity: number;
+            /**
+             * Idle S
+             * @description seconds its last packet came before the newest
+             */
+            idle_s: number;
+        };
+        /**
+         * AbcKey
+         * @description What an abc slice's aggregates are (`domain.abc.AggregateKey`): its packets' source
+         *     addresses, or their source prefixes of a given length.
+         * @enum {string}
+         */
+        AbcKey: "source_address" | "source_prefix";
+        /**
+         * AbcParameters
+         * @description An abc slice's P4-ABC parameters as given; in an update, `abc` replaces the whole
+         *     object. A member left out takes its default (the thresholds' depend on the slice's rate
+         *     and burst limit); the slice stores and shows the resolved values.
+         */
+        AbcParameters: {
+            /**
+             * Meter Memory S
+             * @description seconds a source's rate meter remembers (TDRM-UTEMA): longer smooths its rate over more time, shorter follows changes sooner
+             * @default 3
+             */
+            meter_memory_s?: number;
+            /**
+             * Average Memory S
+             * @description seconds the slice's average activity remembers; the activity of a packet is compared with this average
+             * @default 0.3
+             */
+            average_memory_s?: number;
+            /**
+             * Reference Rate Bps
+             * @description bit/s of activity 0: an aggregate at twice this rate has activity 1, at half of it -1 (activity = log2(rate / reference_rate_bps))
+             * @default 10000
+             */
+            reference_rate_bps?: number;
+            /**
+             * Q Min S
+             * @description seconds of queueing delay below which no packet is dropped, however active its aggregate (at most q_base_s); default: 6 full-size (1,500-byte) packets' time at the slice's rate, at most burst_limit_s
+             */
+            q_min_s?: number | null;
+            /**
+             * Q Base S
+             * @description seconds of queueing delay at which a packet of average activity is dropped (at most burst_limit_s); default: 20 full-size packets' time at the slice's rate, at most burst_limit_s
+             */
+            q_base_s?: number | null;
+            /**
+             * Gamma S
+             * @description seconds the drop threshold falls per unit of activity above the average (and rises per unit below it, up to burst_limit_s); default: 16 full-size packets' time at the slice's rate
+             */
+            gamma_s?: number | null;
+            /**
+             * @description what an aggregate is: each source address, or each source prefix
+             * @default source_address
+             */
+            key?: components["schemas"]["AbcKey"];
+            /**
+             * Prefix Length
+             * @description the source prefix's length for key source_prefix; 32 for source_address; required with source_prefix
+             */
+            prefix_length?: number | null;
+        };
+        /**
+         * AbcSettings
+         * @description An abc slice's P4-ABC parameters as stored and deployed: every default resolved.
+         */
+        AbcSettings: {
+            /**
+             * Meter Memory S
+             * @description seconds a source's rate meter remembers (TDRM-UTEMA): longer smooths its rate over more time, shorter follows changes sooner
+             */
+            meter_memory_s: number;
+            /**
+             * Average Memory S
+             * @description seconds the slice's average activity remembers; the activity of a packet is compared with this average
+             */
+            average_memory_s: number;
+            /**
+             * Reference Rate Bps
+             * @description bit/s of activity 0: an aggregate at twice this rate has activity 1, at half of it -1 (activity = log2(rate / reference_rate_bps))
+             */
+            reference_rate_bps: number;
+            /**
+             * Q Min S
+             * @description seconds of queueing delay below which no packet is dropped, however active its aggregate (at most q_base_s)
+             */
+            q_min_s: number;
+            /**
+             * Q Base S
+             * @description seconds of queueing delay at which a packet of average activity is dropped (at most burst_limit_s)
+             */
+            q_base_s: number;
+            /**
+             * Gamma S
+             * @description seconds the drop threshold falls per unit of activity above the average (and rises per unit below it, up to burst_limit_s)
+             */
+            gamma_s: number;
+            /** @description what an aggregate is: each source address, or each source prefix */
+            key: components["schemas"]["AbcKey"];
+            /**
+             * Prefix Length
+             * @description the source prefix's length for key source_prefix; 32 for source_address
+             */
+            prefix_length: number;
+        };
+        /**
+         * AbcState
+         * @description An abc slice's ABC at the reading, from its registers (abc_meter_*, abc_a_avg).
+         */
+        AbcState: {
+            /**
+             * Average Activity
+             * @description the slice's average activity of accepted packets (register abc_a_avg): a packet more active than this meets a drop threshold below q_base_s
+             */
+            average_activity: number;
+            /**
+             * Active Slots
+             * @description aggregate slots metered within one meter memory of the newest update
+             */
+            active_slots: number;
+            /**
+             * Aggregates
+             * @description the busiest slots, by rate, at most 5
+             */
+            aggregates: components["schemas"]["AbcAggregate"][];
+        };
+        /**
          * AccessToken
          * @description OAuth2 password-flow answer; `expires_in` in seconds.
          */
@@ -1508,7 +1656,7 @@ export interface components {
          * QueueScheme
          * @enum {string}
          */
-        QueueScheme: "tail_drop" | "ecn_step" | "meter" | "codel";
+        QueueScheme: "tail_drop" | "ecn_step" | "meter" | "codel" | "abc";
         /**
          * Readiness
          * @description Both dependencies answered (a 503 problem otherwise).
@@ -1673,6 +1821,8 @@ export interface components {
             marking_threshold_s?: number | null;
             /** @description for codel (default: each member's default); null otherwise */
             codel?: components["schemas"]["CodelParameters"] | null;
+            /** @description for abc (default: each member's default at the slice's rate and burst limit); null otherwise */
+            abc?: components["schemas"]["AbcParameters"] | null;
             /** Max Packet Bytes */
             max_packet_bytes?: number | null;
             sla?: components["schemas"]["Sla"];
@@ -1716,6 +1866,8 @@ export interface components {
             marking_threshold_s: number | null;
             /** @description a codel slice's CoDel parameters */
             codel: components["schemas"]["CodelParameters"] | null;
+            /** @description an abc slice's ABC parameters, resolved */
+            abc: components["schemas"]["AbcSettings"] | null;
             /** Max Packet Bytes */
             max_packet_bytes: number | null;
             sla: components["schemas"]["Sla"];
@@ -1823,6 +1975,8 @@ export interface components {
             marking_threshold_s?: number | null;
             /** @description for codel; changing the scheme to codel without it takes the defaults, to another scheme clears it */
             codel?: components["schemas"]["CodelParameters"] | null;
+            /** @description for abc; changing the scheme to abc without it takes the defaults at the slice's rate and burst limit, to another scheme clears it; an abc slice keeps the values it holds when its rate or burst limit change */
+            abc?: components["schemas"]["AbcParameters"] | null;
             /** Max Packet Bytes */
             max_packet_bytes?: number | null;
             sla?: components["schemas"]["Sla"];
@@ -2095,7 +2249,7 @@ export interface components {
             rq_drop_ratio: number;
             /**
              * Aqm Drop Ratio
-             * @description dropped by the slice's CoDel (0 for other schemes)
+             * @description dropped by the slice's CoDel or ABC (0 for other schemes)
              */
             aqm_drop_ratio: number;
             /**
@@ -2144,6 +2298,8 @@ export interface components {
             } | null;
             /** @description CoDel's state at the reading: a codel slice's raw sample where the switch can read registers; null for other schemes, switches that cannot, and sums */
             codel: components["schemas"]["CodelState"] | null;
+            /** @description ABC's state at the reading: an abc slice's raw sample where the switch can read registers; null for other schemes, switches that cannot, and sums */
+            abc: components["schemas"]["AbcState"] | null;
         };
         /** UserCreate */
         UserCreate: {
@@ -2471,6 +2627,11 @@ export interface components {
     headers: never;
     pathItems: never;
 }
+export type AbcAggregate = components['schemas']['AbcAggregate'];
+export type AbcKey = components['schemas']['AbcKey'];
+export type AbcParameters = components['schemas']['AbcParameters'];
+export type AbcSettings = components['schemas']['AbcSettings'];
+export type AbcState = components['schemas']['AbcState'];
 export type AccessToken = components['schemas']['AccessToken'];
 export type Action = components['schemas']['Action'];
 export type AlertPublic = components['schemas']['AlertPublic'];

@@ -21,7 +21,7 @@ it("reads the API's sample, merging vq_cdf and rq_cdf over their edges", () => {
   expect(sample.throughputBps).toBe(47.5e6);
   expect(sample.offeredBps).toBe(48e6);
   expect(sample.dropRatio).toBe(0.004);
-  expect(sample.drops).toEqual({ burstLimit: 0.001, realQueue: 0, codel: 0.003 });
+  expect(sample.drops).toEqual({ burstLimit: 0.001, realQueue: 0, aqm: 0.003 });
   expect(sample.vq.p99).toBe(0.01);
   expect(sample.rq.p95).toBeNull();
   expect(sample.cdf).toEqual([
@@ -40,6 +40,24 @@ it("reads CoDel's state, and whether the switch read registers", () => {
   expect(codel.codel).toEqual({ dropping: false, count: 3 });
   expect(codel.registersRead).toBe(true);
   expect(parseSample({ ...wireSample, downsampled: true })!.registersRead).toBeNull();
+});
+
+it("reads ABC's state, skipping a malformed one or aggregate", () => {
+  expect(parseSample(wireSample)!.abc).toBeNull();
+  const abc = {
+    average_activity: 1.5,
+    active_slots: 2,
+    aggregates: [
+      { slot: 9, rate_bps: 8e5, activity: 3, idle_s: 0 },
+      { slot: 41, rate_bps: 'fast', activity: 1, idle_s: 0 },
+    ],
+  };
+  expect(parseSample({ ...wireSample, abc })!.abc).toEqual({
+    averageActivity: 1.5,
+    activeSlots: 2,
+    aggregates: [{ slot: 9, rateBps: 8e5, activity: 3, idleS: 0 }],
+  });
+  expect(parseSample({ ...wireSample, abc: { average_activity: 1.5 } })!.abc).toBeNull();
 });
 
 it('keeps an empty CDF without packets and skips what is not a sample', () => {

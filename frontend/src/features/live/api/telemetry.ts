@@ -11,8 +11,9 @@
  * below it); the CDFs are `[edge_s, fraction]` at each finite edge, separately for the
  * virtual (`vq_cdf`) and real (`rq_cdf`) queue, so a sample carries its edges.
  *
- * A codel slice's raw samples carry CoDel's state (`codel`) where the switch reads registers;
- * a raw sample whose `registers` are null comes from a switch that cannot (BMv2).
+ * A codel slice's raw samples carry CoDel's state (`codel`), an abc slice's its busiest
+ * aggregates and average activity (`abc`), where the switch reads registers; a raw sample
+ * whose `registers` are null comes from a switch that cannot (BMv2).
  */
 import type { TelemetrySample as WireSample } from '@/lib/api/schema';
 
@@ -30,8 +31,28 @@ export interface DropsByReason {
   burstLimit: number;
   /** By the real queue, which was full (`rq_drop_ratio`). */
   realQueue: number;
-  /** By the slice's CoDel (`aqm_drop_ratio`; 0 for other schemes). */
-  codel: number;
+  /** By the slice's queue management, CoDel or ABC (`aqm_drop_ratio`; 0 for other schemes). */
+  aqm: number;
+}
+
+/** One aggregate slot of an abc slice's meters, at the slice's newest meter update. */
+export interface AbcAggregate {
+  /** The meter slot its source hashes to (0–63); sources sharing a slot share a meter. */
+  slot: number;
+  rateBps: number;
+  /** log2(rate / the slice's reference rate). */
+  activity: number;
+  /** Seconds its last packet came before the slice's newest. */
+  idleS: number;
+}
+
+/** An abc slice's ABC at the reading (its meter and average registers). */
+export interface AbcState {
+  averageActivity: number;
+  /** Slots metered within one meter memory of the newest update. */
+  activeSlots: number;
+  /** The busiest slots, by rate (at most five). */
+  aggregates: AbcAggregate[];
 }
 
 /** A codel slice's CoDel at the reading (its registers `codel_dropping`, `codel_count`). */
@@ -63,6 +84,8 @@ export interface TelemetrySample {
   edges: number[];
   /** CoDel's state (null: not a codel slice, not read, or a sum). */
   codel: CodelState | null;
+  /** ABC's state (null: not an abc slice, not read, or a sum). */
+  abc: AbcState | null;
   /**
    * Whether the switch read registers for this sample: false for a raw sample without them
    * (the switch cannot: BMv2, p4lang/PI#376); null for a sum (minute rows, history buckets),
@@ -76,6 +99,24 @@ function codelState(value: unknown): CodelState | null {
   const o = value as Partial<CodelState>;
   const count = num(o.count);
   return typeof o.dropping === 'boolean' && count !== null ? { dropping: o.dropping, count } : null;
+}
+
+function abcState(value: unknown): AbcState | null {
+  if (!value || typeof value !== 'object') return null;
+  const o = value as { average_activity?: unknown; active_slots?: unknown; aggregates?: unknown };
+  const average = num(o.average_activity);
+  const active = num(o.active_slots);
+  if (average === null || active === null || !Array.isArray(o.aggregates)) return null;
+  const aggregates: AbcAggregate[] = [];
+  for (const item of o.aggregates as unknown[]) {
+    if (!item || typeof item !== 'object') continue;
+    const a = item as { slot?: unknown; rate_bps?: unknown; activity?: unknown; idle_s?: unknown };
+    const [slot, rateBps, activity, idleS] = [num(a.slot), num(a.rate_bps), num(a.activity), num(a.idle_s)];
+    if (slot !== null && rateBps !== null && activity !== null && idleS !== null) {
+      aggregates.push({ slot, rateBps, activity, idleS });
+    }
+  }
+  return { averageActivity: average, activeSlots: active, aggregates };
 }
 
 function num(value: unknown): number | null {
@@ -121,7 +162,7 @@ export function parseSample(raw: unknown): TelemetrySample | null {
     drops: {
       burstLimit: num(o.vq_drop_ratio) ?? 0,
       realQueue: num(o.rq_drop_ratio) ?? 0,
-      codel: num(o.aqm_drop_ratio) ?? 0,
+      aqm: num(o.aqm_drop_ratio) ?? 0,
     },
     markRatio: num(o.mark_ratio) ?? 0,
     vq: { p50: num(o.vq_delay_p50_s), p95: num(o.vq_delay_p95_s), p99: num(o.vq_delay_p99_s) },
@@ -129,6 +170,7 @@ export function parseSample(raw: unknown): TelemetrySample | null {
     cdf,
     edges: cdf.map((p) => p.delayS),
     codel: codelState(o.codel),
+    abc: abcState(o.abc),
     registersRead: o.downsampled !== false || o.registers === undefined ? null : o.registers !== null,
   };
 }

@@ -79,8 +79,9 @@ export function DelayChart({
   return <Chart options={options} data={data} height={260} label="Virtual and real queuing delay percentiles against the target and the analytical bound" />;
 }
 
-/** Drops by reason (burst limit, real queue, CoDel) and ECN marks, % of packets. */
-export function DropsMarksChart({ samples }: { samples: TelemetrySample[] }) {
+/** Drops by reason (burst limit, real queue, the slice's CoDel or ABC: `aqmLabel`) and ECN
+ * marks, % of packets. */
+export function DropsMarksChart({ samples, aqmLabel = 'CoDel' }: { samples: TelemetrySample[]; aqmLabel?: string }) {
   const options = useMemo(
     () =>
       timeOptions(
@@ -88,19 +89,19 @@ export function DropsMarksChart({ samples }: { samples: TelemetrySample[] }) {
         [
           line('dropped at the burst limit', '#b91c1c'),
           line('dropped by the real queue', '#ea580c'),
-          line('dropped by CoDel', '#0f766e'),
+          line(`dropped by ${aqmLabel}`, '#0f766e'),
           line('ECN-marked', '#7c3aed'),
         ],
         { range: (_u, _min, max) => [0, Math.max(1, max)] },
       ),
-    [],
+    [aqmLabel],
   );
   const data = useMemo<ChartData>(
     () => [
       samples.map((s) => s.t),
       samples.map((s) => s.drops.burstLimit * 100),
       samples.map((s) => s.drops.realQueue * 100),
-      samples.map((s) => s.drops.codel * 100),
+      samples.map((s) => s.drops.aqm * 100),
       samples.map((s) => s.markRatio * 100),
     ],
     [samples],

@@ -1,20 +1,21 @@
 /**
  * The live view of one slice: throughput against the rate limit, virtual and real delay
  * percentiles against the target and the analytical bound, drops and marks, CoDel's state of
- * a codel slice, and the delay CDF, updated every second from the telemetry stream; a
+ * a codel slice, an abc slice's busiest aggregates, and the delay CDF, updated every second from the telemetry stream; a
  * time-range picker for history.
  */
 import { useState } from 'react';
 
 import { Card } from '@/components/ui/card';
 import { QueryErrorState, StateView } from '@/components/ui/states';
-import type { components } from '@/lib/api/schema';
+import type { AbcSettings, components } from '@/lib/api/schema';
 import { formatDelay, formatPercent, formatRate } from '@/lib/format';
 
 import { useTelemetryHistory } from '../api/get-telemetry-history';
 import type { TelemetrySample } from '../api/telemetry';
 import { useTelemetryStream } from '../api/use-telemetry-stream';
 
+import { AbcStatus, aqmLabel } from './abc-status';
 import { CodelStatus } from './codel-status';
 import { ConnectionStatus } from './connection-status';
 import { DelayCdfChart, DelayChart, DropsMarksChart, ThroughputChart } from './live-charts';
@@ -58,14 +59,20 @@ export function LiveSliceView({
   targetS,
   boundS,
   scheme,
+  abc,
+  burstLimitS,
 }: {
   sliceId: number;
   rateBps: number;
   targetS: number;
   /** Worst analytical bound over the slice's links (null: unbounded; undefined: unknown). */
   boundS: number | null | undefined;
-  /** The slice's queue scheme: a codel slice shows CoDel's state. */
+  /** The slice's queue scheme: a codel slice shows CoDel's state, an abc slice its busiest
+   * aggregates. */
   scheme?: components['schemas']['QueueScheme'];
+  /** An abc slice's parameters and burst limit: the drop threshold of each aggregate. */
+  abc?: AbcSettings | null;
+  burstLimitS?: number;
 }) {
   const [range, setRange] = useState<number | null>(null);
   const live = range === null;
@@ -134,17 +141,18 @@ export function LiveSliceView({
             <div className="stat-label">Drops / marks</div>
             <div className="stat-value">{formatPercent(latest?.dropRatio, 2)}</div>
             <div className="stat-note" data-testid="drops-by-reason">
-              burst limit {formatPercent(latest?.drops.burstLimit, 2)} · real queue {formatPercent(latest?.drops.realQueue, 2)} · CoDel{' '}
-              {formatPercent(latest?.drops.codel, 2)}
+              burst limit {formatPercent(latest?.drops.burstLimit, 2)} · real queue {formatPercent(latest?.drops.realQueue, 2)} ·{' '}
+              {aqmLabel(scheme)} {formatPercent(latest?.drops.aqm, 2)}
             </div>
             <div className="stat-note">{formatPercent(latest?.markRatio, 2)} ECN-marked</div>
           </div>
         </div>
         <CodelStatus scheme={scheme} sample={latest} />
+        <AbcStatus scheme={scheme} sample={latest} abc={abc} burstLimitS={burstLimitS} />
         <div className="grid-2">
           <Card title="Throughput"><ThroughputChart samples={samples} rateBps={rateBps} /></Card>
           <Card title="Queuing delay"><DelayChart samples={samples} targetS={targetS} boundS={boundS} /></Card>
-          <Card title="Drops by reason and ECN marks"><DropsMarksChart samples={samples} /></Card>
+          <Card title="Drops by reason and ECN marks"><DropsMarksChart samples={samples} aqmLabel={aqmLabel(scheme)} /></Card>
           <Card title="Delay CDF"><DelayCdfChart sample={latest} targetS={targetS} /></Card>
         </div>
       </div>

@@ -7,8 +7,26 @@
  * field names, so the API's own 422 errors land on the same inputs. A unit test checks these
  * limits against the OpenAPI document; those of the data plane come from its generated constants.
  */
-import { BURST_LIMIT_MAX_NS, MAX_PRIORITY, RATE_MAX_BPS, RATE_MIN_BPS, VLAN_ID_MAX, VLAN_ID_MIN } from '@/config/p4-constants';
-import type { CodelParameters, QueueScheme, SliceCreate, SliceDocument, SlicePublic, SliceUpdate } from '@/lib/api/schema';
+import {
+  ABC_MEMORY_MAX_US,
+  ABC_REFERENCE_RATE_MIN_BPS,
+  BURST_LIMIT_MAX_NS,
+  MAX_PRIORITY,
+  RATE_MAX_BPS,
+  RATE_MIN_BPS,
+  VLAN_ID_MAX,
+  VLAN_ID_MIN,
+} from '@/config/p4-constants';
+import type {
+  AbcKey,
+  AbcParameters,
+  CodelParameters,
+  QueueScheme,
+  SliceCreate,
+  SliceDocument,
+  SlicePublic,
+  SliceUpdate,
+} from '@/lib/api/schema';
 import { MBIT, MS, inputText, parseDecimal } from '@/lib/units';
 
 export const LIMITS = {
@@ -33,10 +51,46 @@ export const LIMITS = {
   linksMax: 64,
   /** CoDel's shortest interval, seconds (`domain/codel.py` INTERVAL_MIN_S). */
   codelIntervalMin: 0.001,
+  /** ABC's memories (meter and average), seconds (`domain/abc.py` MEMORY_MIN_S, MEMORY_MAX_S). */
+  abcMemoryMin: 0.001,
+  abcMemoryMax: ABC_MEMORY_MAX_US / 1e6,
+  /** ABC's reference rate R_r, bit/s. */
+  abcReferenceRateMin: ABC_REFERENCE_RATE_MIN_BPS,
+  abcReferenceRateMax: RATE_MAX_BPS,
 } as const;
 
 /** CoDel's defaults (RFC 8289's 5 ms target and 100 ms interval), as typed in the form. */
 export const CODEL_DEFAULTS = { targetMs: '5', intervalMs: '100', ecnMark: false } as const;
+
+/** ABC's defaults that do not depend on the slice (the paper's memories of 3 s and 0.3 s, a
+ * reference rate of 10 kbit/s, one aggregate per source address), as typed in the form. The
+ * thresholds' defaults depend on the slice's rate and burst limit (`abcThresholdDefaults`). */
+export const ABC_DEFAULTS = {
+  meterMemoryS: '3',
+  averageMemoryS: '0.3',
+  referenceRateKbps: '10',
+  key: 'source_address' as AbcKey,
+} as const;
+
+/** The paper's Q_min, Q_base and gamma, in full-size (1,500-byte) packets at the slice rate. */
+export const ABC_PAPER_PACKETS = { qMin: 6, qBase: 20, gamma: 16 } as const;
+
+/** ABC's thresholds where the operator gives none, seconds, as the API resolves them
+ * (`AbcConfig.with_paper_thresholds`): 6, 20 and 16 full-size packets' time at the slice's
+ * rate, Q_min and Q_base at most the burst limit; a Q_min given without Q_base raises Q_base's
+ * default to it, a Q_base given without Q_min lowers Q_min's. */
+export function abcThresholdDefaults(
+  rateBps: number,
+  burstLimitS: number,
+  given: { qMin?: number | null; qBase?: number | null } = {},
+): { qMin: number; qBase: number; gamma: number } {
+  const packet = (1500 * 8) / rateBps;
+  let qMin = Math.min(ABC_PAPER_PACKETS.qMin * packet, burstLimitS);
+  let qBase = Math.min(ABC_PAPER_PACKETS.qBase * packet, burstLimitS);
+  if (given.qMin != null && given.qBase == null) qBase = Math.max(qBase, given.qMin);
+  if (given.qBase != null && given.qMin == null) qMin = Math.min(qMin, given.qBase);
+  return { qMin, qBase, gamma: ABC_PAPER_PACKETS.gamma * packet };
+}
 
 export interface SliceFormValues {
   name: string;
@@ -53,6 +107,15 @@ export interface SliceFormValues {
   codelTargetMs: string;
   codelIntervalMs: string;
   codelEcnMark: boolean;
+  abcMeterMemoryS: string;
+  abcAverageMemoryS: string;
+  abcReferenceRateKbps: string;
+  /** Empty: the default at the slice's rate and burst limit. */
+  abcQMinMs: string;
+  abcQBaseMs: string;
+  abcGammaMs: string;
+  abcKey: AbcKey;
+  abcPrefixLength: string;
   maxPacketBytes: string;
   slaMaxDelayMs: string;
   slaMinThroughputMbps: string;
@@ -78,6 +141,14 @@ export const EMPTY_VALUES: SliceFormValues = {
   codelTargetMs: CODEL_DEFAULTS.targetMs,
   codelIntervalMs: CODEL_DEFAULTS.intervalMs,
   codelEcnMark: CODEL_DEFAULTS.ecnMark,
+  abcMeterMemoryS: ABC_DEFAULTS.meterMemoryS,
+  abcAverageMemoryS: ABC_DEFAULTS.averageMemoryS,
+  abcReferenceRateKbps: ABC_DEFAULTS.referenceRateKbps,
+  abcQMinMs: '',
+  abcQBaseMs: '',
+  abcGammaMs: '',
+  abcKey: ABC_DEFAULTS.key,
+  abcPrefixLength: '',
   maxPacketBytes: '',
   slaMaxDelayMs: '',
   slaMinThroughputMbps: '',
@@ -104,6 +175,15 @@ export function valuesFromSlice(slice: SlicePublic): SliceFormValues {
     codelTargetMs: slice.codel ? scaled(slice.codel.target_s, MS) : CODEL_DEFAULTS.targetMs,
     codelIntervalMs: slice.codel ? scaled(slice.codel.interval_s, MS) : CODEL_DEFAULTS.intervalMs,
     codelEcnMark: slice.codel?.ecn_mark ?? CODEL_DEFAULTS.ecnMark,
+    // An abc slice shows what it holds (resolved); clearing a threshold takes the default again.
+    abcMeterMemoryS: slice.abc ? inputText(slice.abc.meter_memory_s) : ABC_DEFAULTS.meterMemoryS,
+    abcAverageMemoryS: slice.abc ? inputText(slice.abc.average_memory_s) : ABC_DEFAULTS.averageMemoryS,
+    abcReferenceRateKbps: slice.abc ? scaled(slice.abc.reference_rate_bps, 1e3) : ABC_DEFAULTS.referenceRateKbps,
+    abcQMinMs: slice.abc ? scaled(slice.abc.q_min_s, MS) : '',
+    abcQBaseMs: slice.abc ? scaled(slice.abc.q_base_s, MS) : '',
+    abcGammaMs: slice.abc ? scaled(slice.abc.gamma_s, MS) : '',
+    abcKey: slice.abc?.key ?? ABC_DEFAULTS.key,
+    abcPrefixLength: slice.abc?.key === 'source_prefix' ? String(slice.abc.prefix_length) : '',
     maxPacketBytes: slice.max_packet_bytes === null ? '' : String(slice.max_packet_bytes),
     slaMaxDelayMs: scaled(slice.sla.max_delay_s, MS),
     slaMinThroughputMbps: scaled(slice.sla.min_throughput_bps, MBIT),
@@ -147,6 +227,7 @@ interface Parsed {
   scheme: QueueScheme;
   marking_threshold_s: number | null;
   codel: CodelParameters | null;
+  abc: AbcParameters | null;
   max_packet_bytes: number | null;
   sla: {
     max_delay_s: number | null;
@@ -227,6 +308,65 @@ function validateCodel(
   return { target_s: target, interval_s: interval, ecn_mark: values.codelEcnMark };
 }
 
+/** ABC's parameters, checked as the API does (`dataplane.abc_config`, `AbcConfig`): memories
+ * within the decay tables' 1 ms to 10 s, Q_min at most Q_base at most the burst limit (a
+ * threshold left empty resolves as the API resolves it), a prefix length only with, and always
+ * with, the source-prefix key. Thresholds left empty are not sent: the API fills them in. */
+function validateAbc(
+  errors: SliceFormErrors,
+  values: SliceFormValues,
+  rate: number | null,
+  burst: number | null,
+): AbcParameters | null {
+  const memory = { required: true, scale: 1, min: LIMITS.abcMemoryMin, max: LIMITS.abcMemoryMax };
+  const meter = numberField(errors, 'abc.meter_memory_s', values.abcMeterMemoryS, memory);
+  const average = numberField(errors, 'abc.average_memory_s', values.abcAverageMemoryS, memory);
+  const reference = numberField(errors, 'abc.reference_rate_bps', values.abcReferenceRateKbps, {
+    required: true,
+    scale: 1e3,
+    min: LIMITS.abcReferenceRateMin,
+    max: LIMITS.abcReferenceRateMax,
+  });
+  const seconds = { scale: MS, min: 0, max: LIMITS.burstLimitMax };
+  const qMin = numberField(errors, 'abc.q_min_s', values.abcQMinMs, seconds);
+  const qBase = numberField(errors, 'abc.q_base_s', values.abcQBaseMs, seconds);
+  const gamma = numberField(errors, 'abc.gamma_s', values.abcGammaMs, seconds);
+  let prefixLength: number | null = null;
+  if (values.abcKey === 'source_prefix') {
+    prefixLength = numberField(errors, 'abc.prefix_length', values.abcPrefixLength, {
+      required: true,
+      scale: 1,
+      integer: true,
+      min: 0,
+      max: 32,
+    });
+    if (errors['abc.prefix_length'] === 'Required.') {
+      errors['abc.prefix_length'] = 'Aggregates by source prefix need a prefix length.';
+    }
+  }
+  if (rate !== null && burst !== null && !errors['abc.q_min_s'] && !errors['abc.q_base_s']) {
+    const resolved = abcThresholdDefaults(rate, burst, { qMin, qBase });
+    const low = qMin ?? resolved.qMin;
+    const base = qBase ?? resolved.qBase;
+    if (low > burst) errors['abc.q_min_s'] = 'Q_min must be at most the burst limit.';
+    else if (base > burst) errors['abc.q_base_s'] = 'Q_base must be at most the burst limit.';
+    else if (base < low) errors['abc.q_base_s'] = 'Q_base must be at least Q_min.';
+  }
+  const failed = Object.keys(errors).some((key) => key.startsWith('abc.'));
+  if (failed || meter === null || average === null || reference === null) return null;
+  const abc: AbcParameters = {
+    meter_memory_s: meter,
+    average_memory_s: average,
+    reference_rate_bps: reference,
+    key: values.abcKey,
+  };
+  if (qMin !== null) abc.q_min_s = qMin;
+  if (qBase !== null) abc.q_base_s = qBase;
+  if (gamma !== null) abc.gamma_s = gamma;
+  if (prefixLength !== null) abc.prefix_length = prefixLength;
+  return abc;
+}
+
 export function validateSlice(values: SliceFormValues): Validation {
   const errors: SliceFormErrors = {};
   const name = values.name.trim();
@@ -301,6 +441,7 @@ export function validateSlice(values: SliceFormValues): Validation {
     }
   }
   const codel = values.scheme === 'codel' ? validateCodel(errors, values, burst, target ?? burst) : null;
+  const abc = values.scheme === 'abc' ? validateAbc(errors, values, rate, burst) : null;
   const packet = numberField(errors, 'max_packet_bytes', values.maxPacketBytes, {
     scale: 1,
     integer: true,
@@ -348,6 +489,7 @@ export function validateSlice(values: SliceFormValues): Validation {
       scheme: values.scheme,
       marking_threshold_s: threshold,
       codel,
+      abc,
       max_packet_bytes: packet,
       sla: {
         max_delay_s: slaDelay,
@@ -377,6 +519,7 @@ export function createBody(parsed: Parsed): SliceCreate {
   if (parsed.e2e_delay_target_s !== null) body.e2e_delay_target_s = parsed.e2e_delay_target_s;
   if (parsed.marking_threshold_s !== null) body.marking_threshold_s = parsed.marking_threshold_s;
   if (parsed.codel !== null) body.codel = parsed.codel;
+  if (parsed.abc !== null) body.abc = parsed.abc;
   if (parsed.max_packet_bytes !== null) body.max_packet_bytes = parsed.max_packet_bytes;
   return body;
 }
@@ -396,6 +539,7 @@ export function updateBody(parsed: Parsed): SliceUpdate {
     scheme: parsed.scheme,
     marking_threshold_s: parsed.marking_threshold_s,
     codel: parsed.codel,
+    abc: parsed.abc,
     max_packet_bytes: parsed.max_packet_bytes,
     sla: parsed.sla,
     link_ids: parsed.link_ids,

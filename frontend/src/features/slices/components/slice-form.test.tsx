@@ -26,7 +26,7 @@ const rejected = {
   ],
 };
 
-function api() {
+function api(overrides: Parameters<typeof mockFetch>[0] = {}) {
   let posts = 0;
   const calls = mockFetch({
     'GET /api/v1/links': { data: [link], count: 1 },
@@ -46,6 +46,7 @@ function api() {
       const body = r.body as { priority: number };
       return body.priority === 7 ? { status: 409, body: rejected } : { status: 201, body: { ...stored(9, 'Peering', 240, 0.03), priority: body.priority } };
     },
+    ...overrides,
   });
   return { calls, posts: () => posts };
 }
@@ -131,6 +132,53 @@ describe('SliceForm', () => {
     expect(posts()).toBe(2);
     // Enterprise already had priority 7: the plan changes no stored slice.
     expect(calls.filter((c) => c.method === 'PATCH')).toEqual([]);
+  });
+
+  it('offers ABC with its parameters: defaults at the typed rate, a prefix length for source prefixes', async () => {
+    const { calls } = api();
+    const saved = vi.fn();
+    const user = userEvent.setup();
+    renderWithProviders(<SliceForm canAct onSaved={saved} onCancel={() => {}} />);
+    const form = await fill(user);
+    await user.selectOptions(within(form).getByLabelText(/^Priority/), '6');
+    await user.selectOptions(within(form).getByLabelText(/^Queue scheme/), 'abc');
+    expect(within(form).getByLabelText(/^Meter memory/)).toHaveValue('3');
+    expect(within(form).getByLabelText(/^Average memory/)).toHaveValue('0.3');
+    expect(within(form).getByLabelText(/^Reference rate/)).toHaveValue('10');
+    // 240 Mbit/s: a 1,500-byte packet takes 50 µs; 6, 20 and 16 of them
+    expect(within(form).getByLabelText(/^Q_min/)).toHaveAttribute('placeholder', '0.3');
+    expect(within(form).getByLabelText(/^Q_base/)).toHaveAttribute('placeholder', '1');
+    expect(within(form).getByLabelText(/^Gamma/)).toHaveAccessibleDescription(/falls per unit of activity above the average/);
+    expect(within(form).getByLabelText(/^Gamma/)).toHaveAttribute('placeholder', '0.8');
+    expect(within(form).queryByLabelText(/^Source prefix length/)).toBeNull();
+    await user.selectOptions(within(form).getByLabelText(/^Aggregates/), 'source_prefix');
+    await user.click(screen.getByRole('button', { name: 'Create slice' }));
+    expect(within(form).getByLabelText(/^Source prefix length/)).toHaveAccessibleDescription(/need a prefix length/);
+    await user.type(within(form).getByLabelText(/^Source prefix length/), '24');
+    await user.type(within(form).getByLabelText(/^Q_base/), '2');
+    await user.click(screen.getByRole('button', { name: 'Create slice' }));
+    await waitFor(() => expect(saved).toHaveBeenCalledTimes(1));
+    const post = calls.find((c) => c.method === 'POST' && c.path === '/api/v1/slices');
+    expect(post?.body).toMatchObject({
+      scheme: 'abc',
+      abc: { meter_memory_s: 3, average_memory_s: 0.3, reference_rate_bps: 1e4, q_base_s: 0.002, key: 'source_prefix', prefix_length: 24 },
+    });
+    expect((post?.body as { abc: object }).abc).not.toHaveProperty('q_min_s');
+  });
+
+  it("shows the API's refusal of a 17th ABC memory on the meter memory input", async () => {
+    const refused = {
+      type: 'https://sliceportal.dev/problems/conflict', title: 'Conflict', status: 409,
+      detail: "switch 'edge-1' holds ABC decay rows for 16 distinct abc.meter_memory_s values already (1, 2 s) and has no room for another; use one of them",
+      field: 'body.abc.meter_memory_s',
+    };
+    api({ 'POST /api/v1/slices': () => ({ status: 409, body: refused }) });
+    const user = userEvent.setup();
+    renderWithProviders(<SliceForm canAct onSaved={() => {}} onCancel={() => {}} />);
+    const form = await fill(user);
+    await user.selectOptions(within(form).getByLabelText(/^Queue scheme/), 'abc');
+    await user.click(screen.getByRole('button', { name: 'Create slice' }));
+    await waitFor(() => expect(within(form).getByLabelText(/^Meter memory/)).toHaveAccessibleDescription(/16 distinct.*use one of them/));
   });
 
   it('disables submitting for a role that may not change slices', () => {

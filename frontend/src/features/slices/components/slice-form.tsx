@@ -14,9 +14,10 @@ import { Notice } from '@/components/ui/notice';
 import { QueryErrorState, StateView } from '@/components/ui/states';
 import { UnitInput } from '@/components/ui/unit-input';
 import { SLICE_PRIORITIES } from '@/lib/analysis';
-import type { QueueScheme, SlicePublic } from '@/lib/api/schema';
+import type { AbcKey, QueueScheme, SlicePublic } from '@/lib/api/schema';
 import { formatRate } from '@/lib/format';
 import { ApiError, errorMessage, fieldErrors } from '@/lib/problem';
+import { MBIT, MS, inputText, parseDecimal } from '@/lib/units';
 import { useDebouncedValue } from '@/lib/use-debounced-value';
 import { useStableValue } from '@/lib/use-stable-value';
 
@@ -26,7 +27,10 @@ import { useUpdateSlice } from '../api/update-slice';
 import { RejectionPanel } from './rejection-panel';
 import { SliceEffects } from './slice-effects';
 import {
+  ABC_DEFAULTS,
+  ABC_PAPER_PACKETS,
   EMPTY_VALUES,
+  abcThresholdDefaults,
   candidateDoc,
   createBody,
   updateBody,
@@ -40,7 +44,31 @@ const SCHEMES: { value: QueueScheme; label: string }[] = [
   { value: 'ecn_step', label: 'ECN step marking' },
   { value: 'meter', label: 'meter (P4 meter baseline: rate and burst only, no delay control)' },
   { value: 'codel', label: 'CoDel (drops or marks to hold the queuing delay near a target)' },
+  { value: 'abc', label: 'ABC (activity-based: drops the packets of the busiest sources first)' },
 ];
+
+const ABC_KEYS: { value: AbcKey; label: string }[] = [
+  { value: 'source_address', label: 'Source address' },
+  { value: 'source_prefix', label: 'Source prefix' },
+];
+
+/** ABC's default thresholds at the rate and burst limit typed so far, as the placeholders of
+ * the empty threshold inputs (in ms); empty while those two are not numbers yet. */
+function abcPlaceholders(values: SliceFormValues): { qMin: string; qBase: string; gamma: string } {
+  const rate = parseDecimal(values.rateMbps);
+  const burst = parseDecimal(values.burstLimitMs);
+  if (rate === null || burst === null || !(rate > 0) || !(burst > 0)) return { qMin: '', qBase: '', gamma: '' };
+  const given = (text: string) => {
+    const value = parseDecimal(text);
+    return value === null || Number.isNaN(value) ? null : value * MS;
+  };
+  const found = abcThresholdDefaults(rate * MBIT, burst * MS, {
+    qMin: given(values.abcQMinMs),
+    qBase: given(values.abcQBaseMs),
+  });
+  const ms = (seconds: number) => inputText(Number((seconds / MS).toPrecision(4)));
+  return { qMin: ms(found.qMin), qBase: ms(found.qBase), gamma: ms(found.gamma) };
+}
 
 export function SliceForm({
   initial,
@@ -234,6 +262,9 @@ export function SliceForm({
                   </Field>
                 </>
               )}
+              {values.scheme === 'abc' && (
+                <AbcFields values={values} set={set} touch={touch} errorFor={errorFor} />
+              )}
               <Field label="Max packet" error={errorFor('max_packet_bytes', 'maxPacketBytes')} hint="Default: the link MTU.">
                 <UnitInput unit="bytes" inputMode="numeric" value={values.maxPacketBytes} onChange={(e) => set('maxPacketBytes', e.target.value)} onBlur={touch('maxPacketBytes')} />
               </Field>
@@ -346,5 +377,98 @@ export function SliceForm({
         </Card>
       </div>
     </div>
+  );
+}
+
+/** ABC's parameters: memories, reference rate, the drop threshold's three figures (empty: the
+ * paper's default at the slice's rate, shown as the placeholder) and what an aggregate is. */
+function AbcFields({
+  values,
+  set,
+  touch,
+  errorFor,
+}: {
+  values: SliceFormValues;
+  set: <K extends keyof SliceFormValues>(key: K, value: SliceFormValues[K]) => void;
+  touch: (key: string) => () => void;
+  errorFor: (key: string, ...inputs: string[]) => string | undefined;
+}) {
+  const defaults = abcPlaceholders(values);
+  const packets = (n: number) => `Default: ${n} full-size packets' time at the rate`;
+  return (
+    <>
+      <Field
+        label="Meter memory"
+        required
+        error={errorFor('abc.meter_memory_s', 'abcMeterMemoryS')}
+        hint={`How long each source's rate meter remembers: longer smooths its rate over more time. Default ${ABC_DEFAULTS.meterMemoryS} s.`}
+      >
+        <UnitInput unit="s" value={values.abcMeterMemoryS} onChange={(e) => set('abcMeterMemoryS', e.target.value)} onBlur={touch('abcMeterMemoryS')} />
+      </Field>
+      <Field
+        label="Average memory"
+        required
+        error={errorFor('abc.average_memory_s', 'abcAverageMemoryS')}
+        hint={`How long the slice's average activity remembers; each packet's activity is compared with it. Default ${ABC_DEFAULTS.averageMemoryS} s.`}
+      >
+        <UnitInput unit="s" value={values.abcAverageMemoryS} onChange={(e) => set('abcAverageMemoryS', e.target.value)} onBlur={touch('abcAverageMemoryS')} />
+      </Field>
+      <Field
+        label="Reference rate"
+        required
+        error={errorFor('abc.reference_rate_bps', 'abcReferenceRateKbps')}
+        hint={`The rate of activity 0: a source at twice this rate has activity 1, at half of it −1. Default ${ABC_DEFAULTS.referenceRateKbps} kbit/s.`}
+      >
+        <UnitInput unit="kbit/s" value={values.abcReferenceRateKbps} onChange={(e) => set('abcReferenceRateKbps', e.target.value)} onBlur={touch('abcReferenceRateKbps')} />
+      </Field>
+      <Field
+        label="Q_min"
+        error={errorFor('abc.q_min_s', 'abcQMinMs')}
+        hint={`Queuing delay below which nothing is dropped, however active the source. ${packets(ABC_PAPER_PACKETS.qMin)}, at most the burst limit.`}
+      >
+        <UnitInput unit="ms" value={values.abcQMinMs} placeholder={defaults.qMin} onChange={(e) => set('abcQMinMs', e.target.value)} onBlur={touch('abcQMinMs')} />
+      </Field>
+      <Field
+        label="Q_base"
+        error={errorFor('abc.q_base_s', 'abcQBaseMs')}
+        hint={`Queuing delay at which a packet of average activity is dropped. ${packets(ABC_PAPER_PACKETS.qBase)}, at most the burst limit.`}
+      >
+        <UnitInput unit="ms" value={values.abcQBaseMs} placeholder={defaults.qBase} onChange={(e) => set('abcQBaseMs', e.target.value)} onBlur={touch('abcQBaseMs')} />
+      </Field>
+      <Field
+        label="Gamma"
+        error={errorFor('abc.gamma_s', 'abcGammaMs')}
+        hint={`How far the drop threshold falls per unit of activity above the average (and rises below it). ${packets(ABC_PAPER_PACKETS.gamma)}.`}
+      >
+        <UnitInput unit="ms" value={values.abcGammaMs} placeholder={defaults.gamma} onChange={(e) => set('abcGammaMs', e.target.value)} onBlur={touch('abcGammaMs')} />
+      </Field>
+      <Field
+        label="Aggregates"
+        error={errorFor('abc.key')}
+        hint="What ABC shares the slice fairly among: each source address, or each source prefix. Default: source address."
+      >
+        <select value={values.abcKey} onChange={(e) => set('abcKey', e.target.value as AbcKey)}>
+          {ABC_KEYS.map((k) => (
+            <option key={k.value} value={k.value}>
+              {k.label}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {values.abcKey === 'source_prefix' && (
+        <Field
+          label="Source prefix length"
+          required
+          error={errorFor('abc.prefix_length', 'abcPrefixLength')}
+          hint="The length of the source prefix one aggregate covers, 0 to 32 (24: one per /24)."
+        >
+          <UnitInput unit="bits" inputMode="numeric" value={values.abcPrefixLength} onChange={(e) => set('abcPrefixLength', e.target.value)} onBlur={touch('abcPrefixLength')} />
+        </Field>
+      )}
+      <p className="muted small span-3">
+        A switch holds ABC&apos;s decay rows for at most 16 distinct meter memories and 16 average memories: reuse the
+        memories of the switch&apos;s other ABC slices where you can.
+      </p>
+    </>
   );
 }

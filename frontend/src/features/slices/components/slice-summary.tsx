@@ -127,6 +127,17 @@ function describeScheme(slice: SlicePublic): string {
       const signal = ecn_mark ? 'marks ECN-capable packets, drops others' : 'drops';
       return `CoDel: target ${formatDelay(target_s)}, interval ${formatDelay(interval_s)}; ${signal} once the delay stays above the target for an interval`;
     }
+    case 'abc': {
+      if (!slice.abc) return 'ABC';
+      const { meter_memory_s, average_memory_s, reference_rate_bps, q_min_s, q_base_s, gamma_s } = slice.abc;
+      const per = slice.abc.key === 'source_prefix' ? `source /${slice.abc.prefix_length}` : 'source address';
+      return (
+        `ABC per ${per}: drops at ${formatDelay(q_base_s)} of queue for average activity, ` +
+        `${formatDelay(gamma_s)} less per unit of activity above it, never below ${formatDelay(q_min_s)}; ` +
+        `rates metered over ${formatDelay(meter_memory_s)}, averaged over ${formatDelay(average_memory_s)}, ` +
+        `activity 0 at ${formatRate(reference_rate_bps)}`
+      );
+    }
     case 'tail_drop':
       return 'Tail drop';
   }
