@@ -161,9 +161,11 @@ control VirtualQueue(inout headers_t hdr,
         size = 1;
     }
 
-    // Applied inside this control's apply, after the virtual queue took a packet.
-    SliceCodel() codel;
-    SliceAbc() abc;
+    // Applied inside this control's apply, after the virtual queue took a packet. Named codel
+    // and abc in P4Info (SliceportalIngress.vqueue.codel.*); the identifiers differ from the
+    // actions codel and abc, which p4c would otherwise refuse as duplicate declarations.
+    @name("codel") SliceCodel() codel_control;
+    @name("abc") SliceAbc() abc_control;
 
     apply {
         local_md.has_policy = false;
@@ -234,8 +236,8 @@ control VirtualQueue(inout headers_t hdr,
                 vq_delay.write(index, delay);
                 local_md.vq_delay = delay;
             }
-            codel.apply(hdr, local_md, standard_metadata);
-            abc.apply(hdr, local_md, standard_metadata);
+            codel_control.apply(hdr, local_md, standard_metadata);
+            abc_control.apply(hdr, local_md, standard_metadata);
             if (local_md.aqm_drop) {
                 vq_return_table.apply();
             }

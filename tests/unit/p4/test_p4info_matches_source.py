@@ -4,9 +4,10 @@ We cannot run p4c in CI, so the P4Info is committed (p4/build/sliceportal.p4info
 test keeps it in step with the source: names, ids, match fields, action parameters, counter and
 register sizes and units. It reads the source with a small parser of our own conventions
 (every object annotated ``@id(...) @name("...")`` directly above its declaration, one control
-per file, controls instantiated as ``Control() name;``, at any depth) and names objects the
-way p4c does: ``<top control>.<instance>...<local name>``. Match kinds are taken as written
-(``exact``, ``lpm``, ``range``), upper-cased as P4Info's ``match_type``.
+per file, controls instantiated as ``Control() name;`` or ``@name("name") Control() other;``, at
+any depth) and names objects the way p4c does: ``<top control>.<instance>...<local name>``.
+Match kinds are taken as written (``exact``, ``lpm``, ``range``), upper-cased as P4Info's
+``match_type``.
 """
 
 from __future__ import annotations
@@ -171,9 +172,11 @@ class SourceModel:
         """A control's objects, then those of the controls it instantiates, at any depth."""
         body = self.controls[control]
         self._collect(body, prefix, program)
-        for m in re.finditer(r"^\s*(\w+)\(\) (\w+);", body, flags=re.M):
-            if m.group(1) in self.controls:
-                self._collect_instances(m.group(1), f"{prefix}.{m.group(2)}", program)
+        instance = r'^\s*(?:@name\("(\w+)"\)\s+)?(\w+)\(\) (\w+);'
+        for m in re.finditer(instance, body, flags=re.M):
+            if m.group(2) in self.controls:
+                name = m.group(1) or m.group(3)  # p4c names its objects by the @name
+                self._collect_instances(m.group(2), f"{prefix}.{name}", program)
 
     def _collect(self, body: str, prefix: str, program: Program) -> None:
         self._check_all_annotated(body)
