@@ -44,6 +44,7 @@ from sliceportal.emulator.server import EmulatorServer
 from sliceportal.experiments.paper import EGRESS_PORT, QUEUE_DEPTH, ROUTES
 from sliceportal.experiments.runner import (
     Check,
+    RowsReport,
     deploy,
     open_session,
     read_slices,
@@ -269,17 +270,8 @@ PAPER = _paper()
 
 
 @dataclass
-class AbcReport:
+class AbcReport(RowsReport[Row]):
     figure: AbcFigure
-    duration_s: float
-    warmup_s: float
-    seed: int
-    rows: list[Row]
-    checks: list[Check]
-
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.checks)
 
 
 def abc_slice(scheme: dp.Scheme, point: int = 0) -> dp.DataplaneSlice:
@@ -319,7 +311,7 @@ def run(name: str, *, duration_s: float = 60.0, warmup_s: float = 10.0, seed: in
     rows = [
         row for scheme in SCHEMES for row in _run_scheme(figure, scheme, duration_s, warmup_s, seed)
     ]
-    return AbcReport(figure, duration_s, warmup_s, seed, rows, checks(name, rows))
+    return AbcReport(duration_s, warmup_s, seed, rows, checks(name, rows), figure)
 
 
 def split(packets: int, bytes_: int, frames: tuple[int, int]) -> tuple[int, int]:

@@ -38,6 +38,7 @@ from sliceportal.emulator.server import EmulatorServer
 from sliceportal.experiments.paper import EGRESS_PORT, QUEUE_DEPTH, ROUTES, SENDER_RATE_BPS
 from sliceportal.experiments.runner import (
     Check,
+    RowsReport,
     deploy,
     open_session,
     read_slices,
@@ -99,17 +100,7 @@ class Row:
     p99_delay_ms: float
 
 
-@dataclass
-class CodelReport:
-    duration_s: float
-    warmup_s: float
-    seed: int
-    rows: list[Row]
-    checks: list[Check]
-
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.checks)
+CodelReport = RowsReport[Row]
 
 
 def codel_slice(scheme: dp.Scheme) -> dp.DataplaneSlice:

@@ -25,7 +25,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -115,6 +115,25 @@ class Check:
     name: str
     passed: bool
     detail: str
+
+
+RowT = TypeVar("RowT")
+
+
+@dataclass
+class RowsReport(Generic[RowT]):
+    """What a table-shaped experiment measured: its run settings, one row per run, and the
+    paper's claims checked on them."""
+
+    duration_s: float
+    warmup_s: float
+    seed: int
+    rows: list[RowT]
+    checks: list[Check]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
 
 
 def write_rows_and_summary(rows: Sequence[Any], doc: dict[str, Any], out: Path) -> list[Path]:
