@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sliceportal.cli import CliError, write_json
 from sliceportal.emulator.layout import DCTCP_MIN_CWND
+
+if TYPE_CHECKING:  # the experiments load only when one runs
+    from sliceportal.experiments.runner import Check
 
 NAMES = (
     "paper-exp1",
@@ -146,16 +149,12 @@ def experiment(args: argparse.Namespace) -> int:
         seed=args.seed,
         dctcp_min_cwnd=args.dctcp_min_cwnd,
     )
-    try:
-        files = write_report(report, args.out) + write_plots(report, args.out)
-    except OSError as exc:
-        raise CliError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
-    write_json(summary(report) | {"files": [str(f) for f in files]})
-    if not report.passed:
-        failed = [c.name for c in report.checks if not c.passed]
-        sys.stderr.write(f"sliceportal: {len(failed)} check(s) failed: {'; '.join(failed)}\n")
-        return 1
-    return 0
+    return _finish(
+        args.out,
+        lambda: write_report(report, args.out) + write_plots(report, args.out),
+        summary(report),
+        report.checks,
+    )
 
 
 def _codel_table1(args: argparse.Namespace) -> int:
@@ -167,16 +166,9 @@ def _codel_table1(args: argparse.Namespace) -> int:
     report = codel.run(
         duration_s=duration, warmup_s=0.5 if args.warmup is None else args.warmup, seed=args.seed
     )
-    try:
-        files = codel.write_report(report, args.out)
-    except OSError as exc:
-        raise CliError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
-    write_json(codel.summary(report) | {"files": [str(f) for f in files]})
-    if not report.passed:
-        failed = [c.name for c in report.checks if not c.passed]
-        sys.stderr.write(f"sliceportal: {len(failed)} check(s) failed: {'; '.join(failed)}\n")
-        return 1
-    return 0
+    return _finish(
+        args.out, lambda: codel.write_report(report, args.out), codel.summary(report), report.checks
+    )
 
 
 def _abc_figure(args: argparse.Namespace) -> int:
@@ -191,13 +183,26 @@ def _abc_figure(args: argparse.Namespace) -> int:
         warmup_s=ABC_WARMUP_S if args.warmup is None else args.warmup,
         seed=args.seed,
     )
+    return _finish(
+        args.out, lambda: abc.write_report(report, args.out), abc.summary(report), report.checks
+    )
+
+
+def _finish(
+    out: Path,
+    write: Callable[[], list[Path]],
+    summary: dict[str, Any],
+    checks: Sequence[Check],
+) -> int:
+    """Write the experiment's files, print its summary with their paths, and exit 1 naming
+    the checks that failed."""
     try:
-        files = abc.write_report(report, args.out)
+        files = write()
     except OSError as exc:
-        raise CliError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
-    write_json(abc.summary(report) | {"files": [str(f) for f in files]})
-    if not report.passed:
-        failed = [c.name for c in report.checks if not c.passed]
+        raise CliError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
+    write_json(summary | {"files": [str(f) for f in files]})
+    failed = [c.name for c in checks if not c.passed]
+    if failed:
         sys.stderr.write(f"sliceportal: {len(failed)} check(s) failed: {'; '.join(failed)}\n")
         return 1
     return 0

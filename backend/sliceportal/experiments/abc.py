@@ -23,10 +23,8 @@ transport payload (iperf's); a 10 s warm-up, then 60 s measured; one seed.
 
 from __future__ import annotations
 
-import csv
 import ipaddress
 import itertools
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -44,7 +42,14 @@ from sliceportal.emulator.model.switch_model import Clock, PacketModel
 from sliceportal.emulator.model.traffic import Profile, SourceSpec
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.experiments.paper import EGRESS_PORT, QUEUE_DEPTH, ROUTES
-from sliceportal.experiments.runner import Check, deploy, open_session, read_slices
+from sliceportal.experiments.runner import (
+    Check,
+    RowsReport,
+    deploy,
+    open_session,
+    read_slices,
+    write_rows_and_summary,
+)
 
 MBPS = 1e6
 SLICE_RATE_BPS = 50e6
@@ -265,17 +270,8 @@ PAPER = _paper()
 
 
 @dataclass
-class AbcReport:
+class AbcReport(RowsReport[Row]):
     figure: AbcFigure
-    duration_s: float
-    warmup_s: float
-    seed: int
-    rows: list[Row]
-    checks: list[Check]
-
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.checks)
 
 
 def abc_slice(scheme: dp.Scheme, point: int = 0) -> dp.DataplaneSlice:
@@ -315,7 +311,7 @@ def run(name: str, *, duration_s: float = 60.0, warmup_s: float = 10.0, seed: in
     rows = [
         row for scheme in SCHEMES for row in _run_scheme(figure, scheme, duration_s, warmup_s, seed)
     ]
-    return AbcReport(figure, duration_s, warmup_s, seed, rows, checks(name, rows))
+    return AbcReport(duration_s, warmup_s, seed, rows, checks(name, rows), figure)
 
 
 def split(packets: int, bytes_: int, frames: tuple[int, int]) -> tuple[int, int]:
@@ -663,15 +659,8 @@ def summary(report: AbcReport) -> dict[str, Any]:
 
 def write_report(report: AbcReport, out: Path) -> list[Path]:
     """``rows.csv``, ``summary.json`` and ``goodput.png`` into ``out`` (created)."""
-    out.mkdir(parents=True, exist_ok=True)
-    table = out / "rows.csv"
-    with table.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(asdict(report.rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in report.rows)
-    doc = out / "summary.json"
-    doc.write_text(json.dumps(summary(report), indent=2) + "\n")
-    return [table, doc, _plot(report, out / "goodput.png")]
+    files = write_rows_and_summary(report.rows, summary(report), out)
+    return [*files, _plot(report, out / "goodput.png")]
 
 
 def _x(figure: AbcFigure, row: Row | PaperRow) -> float:

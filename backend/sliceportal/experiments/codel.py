@@ -21,8 +21,6 @@ the 4 s measured.
 
 from __future__ import annotations
 
-import csv
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +36,15 @@ from sliceportal.emulator.model.switch_model import Clock, PacketModel
 from sliceportal.emulator.model.traffic import Profile, SourceSpec
 from sliceportal.emulator.server import EmulatorServer
 from sliceportal.experiments.paper import EGRESS_PORT, QUEUE_DEPTH, ROUTES, SENDER_RATE_BPS
-from sliceportal.experiments.runner import Check, deploy, open_session, read_slices, tap_delays
+from sliceportal.experiments.runner import (
+    Check,
+    RowsReport,
+    deploy,
+    open_session,
+    read_slices,
+    tap_delays,
+    write_rows_and_summary,
+)
 
 NAME = "codel-table1"
 SLICE_RATE_BPS = 100e6
@@ -94,17 +100,7 @@ class Row:
     p99_delay_ms: float
 
 
-@dataclass
-class CodelReport:
-    duration_s: float
-    warmup_s: float
-    seed: int
-    rows: list[Row]
-    checks: list[Check]
-
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.checks)
+CodelReport = RowsReport[Row]
 
 
 def codel_slice(scheme: dp.Scheme) -> dp.DataplaneSlice:
@@ -236,15 +232,8 @@ def summary(report: CodelReport) -> dict[str, Any]:
 
 def write_report(report: CodelReport, out: Path) -> list[Path]:
     """``rows.csv``, ``summary.json`` and ``delay.png`` into ``out`` (created)."""
-    out.mkdir(parents=True, exist_ok=True)
-    table = out / "rows.csv"
-    with table.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(asdict(report.rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in report.rows)
-    doc = out / "summary.json"
-    doc.write_text(json.dumps(summary(report), indent=2) + "\n")
-    return [table, doc, _plot(report, out / "delay.png")]
+    files = write_rows_and_summary(report.rows, summary(report), out)
+    return [*files, _plot(report, out / "delay.png")]
 
 
 def _plot(report: CodelReport, path: Path) -> Path:

@@ -20,8 +20,12 @@ every slice on the meter scheme (`Experiment.meter_baseline`), and its report ho
 
 from __future__ import annotations
 
+import csv
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -111,6 +115,39 @@ class Check:
     name: str
     passed: bool
     detail: str
+
+
+RowT = TypeVar("RowT")
+
+
+@dataclass
+class RowsReport(Generic[RowT]):
+    """What a table-shaped experiment measured: its run settings, one row per run, and the
+    paper's claims checked on them."""
+
+    duration_s: float
+    warmup_s: float
+    seed: int
+    rows: list[RowT]
+    checks: list[Check]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+
+def write_rows_and_summary(rows: Sequence[Any], doc: dict[str, Any], out: Path) -> list[Path]:
+    """``rows.csv`` (one line per dataclass row) and ``summary.json`` (``doc``) into ``out``
+    (created): what every table-shaped experiment writes beside its plot."""
+    out.mkdir(parents=True, exist_ok=True)
+    table = out / "rows.csv"
+    with table.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
+        writer.writeheader()
+        writer.writerows(asdict(r) for r in rows)
+    summary = out / "summary.json"
+    summary.write_text(json.dumps(doc, indent=2) + "\n")
+    return [table, summary]
 
 
 @dataclass(frozen=True)
