@@ -177,3 +177,37 @@ def test_an_api_token_scrapes(client: TestClient, viewer_headers: dict[str, str]
     assert token.status_code == 201, token.text
     samples = scrape(client, {"Authorization": f"Bearer {token.json()['token']}"})
     assert value(samples, "sliceportal_metrics_slices_omitted") >= 0
+
+
+def test_delay_histograms_are_prometheus_histograms_on_the_slice_edges(
+    client: TestClient,
+    viewer_headers: dict[str, str],
+    db: sessionmaker[Session],
+    fleet: dict[str, dict[str, object]],
+) -> None:
+    slice_, switch = fleet["slice"], fleet["switch"]
+    store_samples(
+        db,
+        int(slice_["id"]),  # type: ignore[call-overload]
+        int(switch["id"]),  # type: ignore[call-overload]
+        [dt.datetime.now(dt.UTC) - dt.timedelta(seconds=s) for s in (2, 1)],
+        packets=50,
+    )
+    response = client.get("/metrics", headers=viewer_headers)
+    families = {f.name: f for f in text_string_to_metric_families(response.text)}
+    mine = str(slice_["id"])
+    for queue, bucket in (("vq", 0), ("rq", 2)):
+        family = families[f"sliceportal_slice_{queue}_delay_seconds"]
+        assert family.type == "histogram"
+        samples = [s for s in family.samples if s.labels["slice_id"] == mine]
+        assert {s.name for s in samples} == {f"sliceportal_slice_{queue}_delay_seconds_bucket"}
+        (target,) = {s.labels["delay_target_seconds"] for s in samples}
+        assert float(target) == pytest.approx(0.01, rel=1e-6)
+        le = [s.labels["le"] for s in samples]
+        assert le[-1] == "+Inf"
+        # T/16, T/8, T/4, T/2, 3T/4, 7T/8, T (rounded down to vq units)
+        expected = [0.01 * f for f in (1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 7 / 8, 1)]
+        assert [float(v) for v in le[:-1]] == pytest.approx(expected, rel=1e-6)
+        cumulative = [s.value for s in samples]
+        # 100 packets in bucket `bucket` ([edge bucket-1, edge bucket)): below edges >= it
+        assert cumulative == [0.0] * bucket + [100.0] * (8 - bucket)

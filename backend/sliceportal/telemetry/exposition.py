@@ -23,14 +23,20 @@ from prometheus_client import (
     PROCESS_COLLECTOR,
     CollectorRegistry,
 )
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.core.config import Settings
 from sliceportal.db import samples as store
 from sliceportal.db.queries import fleet
-from sliceportal.domain.telemetry import COLUMNS
+from sliceportal.domain import p4constants as c
+from sliceportal.domain.telemetry import COLUMNS, LEGACY_HIST_TARGET, histogram_edges_s
 
 Counts = npt.NDArray[np.int64]
 
@@ -39,6 +45,11 @@ DROP_REASONS = (("vq", "vq_dropped"), ("rq", "real_dropped"), ("aqm", "aqm_dropp
 the slice's queue management (CoDel, ABC); the sample's `vq_`, `rq_` and `aqm_drop_ratio`."""
 _AT = {name: i for i, name in enumerate(COLUMNS)}
 SLICE_LABELS = ("slice_id", "slice", "switch")
+HISTOGRAM_LABELS = (*SLICE_LABELS, "delay_target_seconds")
+_HISTOGRAMS = (
+    ("vq", _AT["vq_hist_0"], "virtual queue (the slice's own, at its reserved rate)"),
+    ("rq", _AT["rq_hist_0"], "real queue (the delay the packets experienced)"),
+)
 SWITCH_LABELS = ("switch",)
 
 
@@ -166,6 +177,7 @@ class FleetCollector(Collector):
             self.totals.advance(store.newer_sums(session, self.totals.since, floor))
             self.totals.retire(set(names))
             per_slice = self.totals.per_slice()
+            histograms = {key: counts.copy() for key, counts in self.totals.counts.items()}
             per_switch = self.totals.per_switch()
         yield from _link_gauges(links)
         yield from _switch_gauges(links, switches)
@@ -194,6 +206,57 @@ class FleetCollector(Collector):
             ]
             _add_counts(families, labels, counts)
         yield from families.values()
+        yield from _delay_histograms(histograms, names, switch_name)
+
+
+def _number(value: float) -> str:
+    """A label value for a number, as Python writes it (Prometheus parses any float)."""
+    return repr(float(value))
+
+
+def _le(edges: list[float]) -> list[str]:
+    return [_number(edge) for edge in edges] + ["+Inf"]
+
+
+def _delay_histograms(
+    totals: dict[tuple[int, int, int], Counts],
+    names: dict[int, str],
+    switch_name: dict[int, str],
+) -> Iterator[Metric]:
+    """The slice's two delay histograms on its own edges (docs/telemetry.md): bucket i counts
+    the packets with a delay in [edge i-1, edge i), so the cumulative count up to edge i is the
+    packets *below* it, exported as ``le`` = edge i (Prometheus means "at most": the two differ
+    by the delays exactly on an edge, one vq unit, 1/65,536 ns, apart); the top bucket (at or
+    above the target) is ``+Inf``. Edges derive from the target, so a slice's histograms are
+    one series per target it had (label ``delay_target_seconds``, ``legacy`` for the rows of
+    the former global edges). No ``_sum`` (the switch does not add delays up), hence no
+    ``_count`` either (prometheus-client writes both or neither): the ``+Inf`` bucket is the
+    count."""
+    targets = sorted({target for _, _, target in totals})
+    edges = dict(
+        zip(targets, histogram_edges_s(np.array(targets, dtype=np.int64)).tolist(), strict=True)
+    )
+    families = [
+        HistogramMetricFamily(
+            f"sliceportal_slice_{queue}_delay_seconds",
+            f"Delay in the {what}, on the slice's histogram edges",
+            labels=HISTOGRAM_LABELS,
+        )
+        for queue, _, what in _HISTOGRAMS
+    ]
+    for (slice_id, switch_id, target), counts in sorted(totals.items()):
+        top = "legacy" if target == LEGACY_HIST_TARGET else _number(edges[target][-1])
+        labels = [
+            str(slice_id),
+            names.get(slice_id, ""),
+            switch_name.get(switch_id, str(switch_id)),
+            top,
+        ]
+        le = _le(edges[target])
+        for family, (_, start, _) in zip(families, _HISTOGRAMS, strict=True):
+            cumulative = np.cumsum(counts[start : start + c.HIST_BUCKETS]).tolist()
+            family.add_metric(labels, list(zip(le, map(float, cumulative), strict=True)), None)
+    return iter(families)
 
 
 def _link_gauges(links: list[fleet.LinkLoadRow]) -> Iterator[Metric]:
