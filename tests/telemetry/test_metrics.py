@@ -211,3 +211,39 @@ def test_delay_histograms_are_prometheus_histograms_on_the_slice_edges(
         cumulative = [s.value for s in samples]
         # 100 packets in bucket `bucket` ([edge bucket-1, edge bucket)): below edges >= it
         assert cumulative == [0.0] * bucket + [100.0] * (8 - bucket)
+
+
+def test_a_sample_committed_after_a_scrape_is_counted_by_the_next(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    settings: Settings,
+    db: sessionmaker[Session],
+    fleet: dict[str, dict[str, object]],
+) -> None:
+    """Each (slice, switch) keeps the time of the newest sample counted: a slice whose sample
+    of an earlier moment is committed after another slice's later one is still counted; a
+    sample older than its own slice's newest one is not (one sink commits a switch's rows in
+    time order, so that does not happen)."""
+    link, first, switch = fleet["link"], fleet["slice"], fleet["switch"]
+    second = factories.create(
+        client, "slices", operator_headers, factories.slice_body([link["id"]], rate_bps=5 * MBIT)
+    )
+    switch_id = int(switch["id"])  # type: ignore[call-overload]
+    now = dt.datetime.now(dt.UTC)
+    collector = FleetCollector(db, settings)
+
+    def forwarded(slice_id: object) -> float:
+        (family,) = [
+            f for f in collector.collect() if f.name == "sliceportal_slice_forwarded_packets"
+        ]
+        return sum(s.value for s in family.samples if s.labels["slice_id"] == str(slice_id))
+
+    store_samples(db, int(first["id"]), switch_id, [now], packets=10)  # type: ignore[call-overload]
+    assert forwarded(first["id"]) == 10
+    store_samples(db, second["id"], switch_id, [now - dt.timedelta(seconds=2)], packets=4)
+    assert forwarded(second["id"]) == 4
+    assert forwarded(first["id"]) == 10
+    store_samples(db, second["id"], switch_id, [now - dt.timedelta(seconds=1)], packets=5)
+    assert forwarded(second["id"]) == 9
+    store_samples(db, second["id"], switch_id, [now - dt.timedelta(seconds=3)], packets=100)
+    assert forwarded(second["id"]) == 9  # older than its slice's newest: never counted
