@@ -10,10 +10,8 @@ main pages go to `test-results/screenshots/`; a failed test keeps its trace unde
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +29,7 @@ from sliceportal.db.migrate import upgrade
 from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.schemas.choices import Role
 from sliceportal.services.users import create_user, system_context
+from utils.live import start_process, stop_process, wait_for_port
 
 from .frontend_tools import FRONTEND, ROOT, build_if_stale, require_chromium, require_node
 
@@ -56,33 +55,6 @@ def _traffic_profile() -> dict[str, object]:
         )
     ]
     return {"seed": 1, "ports": {"1": {"rate_bps": 400 * MBIT}}, "sources": sources}
-
-
-def _start(
-    name: str, command: list[str], env: dict[str, str], logs: Path
-) -> subprocess.Popen[bytes]:
-    with (logs / f"{name}.log").open("w") as out:
-        return subprocess.Popen(command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
-
-
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-            return
-        if proc.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"{log.stem} did not start:\n{log.read_text()}")
-        time.sleep(0.2)
 
 
 def _create_users(settings: Settings) -> None:
@@ -150,7 +122,7 @@ def ui_server(
     port = free_tcp_port()
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        switch = _start(
+        switch = start_process(
             "switch",
             [
                 str(VENV_BIN / "sliceportal"),
@@ -178,9 +150,9 @@ def ui_server(
             "--loglevel",
             "warning",
         ]
-        procs.append(_start("worker", worker_command, env, logs))
-        procs.append(_start("poller", [str(VENV_BIN / "sliceportal"), "poller"], env, logs))
-        api = _start(
+        procs.append(start_process("worker", worker_command, env, logs))
+        procs.append(start_process("poller", [str(VENV_BIN / "sliceportal"), "poller"], env, logs))
+        api = start_process(
             "uvicorn",
             [
                 sys.executable,
@@ -199,7 +171,7 @@ def ui_server(
             logs,
         )
         procs.append(api)
-        _wait_for_port(grpc_port, switch, logs / "switch.log", 120)
+        wait_for_port(grpc_port, switch, logs / "switch.log", 120)
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
         while True:
@@ -214,7 +186,7 @@ def ui_server(
         yield UiServer(base, f"127.0.0.1:{grpc_port}", logs)
     finally:
         for proc in reversed(procs):
-            _stop(proc)
+            stop_process(proc)
 
 
 def _seed(base: str, switch_address: str) -> dict[str, int]:

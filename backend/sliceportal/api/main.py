@@ -33,11 +33,12 @@ from sliceportal.api.gate import (
     StreamLimits,
 )
 from sliceportal.api.router import ROUTERS
-from sliceportal.api.routes import health
+from sliceportal.api.routes import health, metrics
 from sliceportal.api.security_headers import SecurityHeadersMiddleware
 from sliceportal.api.spa import mount_spa
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db.session import create_db_engine, create_sessionmaker
+from sliceportal.telemetry.exposition import api_registry
 
 API_PREFIX = "/api/v1"
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -148,6 +149,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     for router in ROUTERS:
         app.include_router(router, prefix=API_PREFIX, responses=problems.RESPONSES)
+    # Prometheus scrapes /metrics, not under the API's prefix; not in the OpenAPI document.
+    app.state.metrics = api_registry(app.state.sessionmaker, settings)
+    app.include_router(metrics.router, responses=problems.RESPONSES)
     mount_docs(app)
     mount_spa(app, settings.ui_dist_dir)
     return app

@@ -138,6 +138,19 @@ class Settings(BaseSettings):
     telemetry_downsample_after_s: int = Field(default=3600, ge=60)
     telemetry_retention_s: int = Field(default=7 * 86400, ge=3600)
     stream_keepalive_s: float = Field(default=15.0, gt=0)
+    # Prometheus (docs/telemetry.md, "Prometheus").
+    metrics_max_slices: int = Field(default=1000, ge=0)
+    """The cardinality guard of `/metrics`: with more slices than this holding telemetry, no
+    per-slice series are exported, only the per-switch sums of their counters, and
+    `sliceportal_metrics_slices_omitted` says how many slices were left out."""
+    metrics_lookback_s: float = Field(default=300.0, ge=10, le=3000)
+    """How far back a scrape of `/metrics` looks for stored samples it has not counted yet: a
+    scrape later than this after the one before misses the samples in between. Only raw samples
+    are counted: keep it under `telemetry_downsample_after_s`."""
+    poller_metrics_port: int | None = Field(default=None, ge=0, le=65535)
+    """Where `sliceportal poller` serves its own `/metrics` (0: any free port, logged); unset:
+    not served."""
+    poller_metrics_host: str = "127.0.0.1"
     alert_for_s: float = Field(default=1.0, ge=0)
     alert_clear_for_s: float = Field(default=3.0, ge=0)
     alert_delay_percentile: Literal[50, 95, 99] = 99

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -351,6 +351,46 @@ def _hist_add(name: str) -> str:
         for i in range(1, c.HIST_BUCKETS + 1)
     )
     return f"{name} = ARRAY[{cells}]"
+
+
+_NEWER = sa.text(
+    f"""
+SELECT s.slice_id, s.switch_id, s.hist_target, max(s.t) AS t, sum(s.interval_s) AS interval_s,
+       {", ".join(f"sum(s.{n})::bigint AS {n}" for n in PAIR_COLUMNS)},
+       {_hist_sums("s.vq_hist")} AS vq_hist, {_hist_sums("s.rq_hist")} AS rq_hist,
+       bool_or(s.counters_reset) AS counters_reset, true AS downsampled
+FROM telemetry_samples s
+LEFT JOIN unnest(CAST(:slices AS bigint[]), CAST(:switches AS bigint[]),
+                 CAST(:since AS timestamptz[])) AS w(slice_id, switch_id, since)
+    ON w.slice_id = s.slice_id AND w.switch_id = s.switch_id
+WHERE NOT s.downsampled AND s.t > :floor AND s.t > coalesce(w.since, :floor)
+GROUP BY s.slice_id, s.switch_id, s.hist_target
+"""
+)
+
+
+def newer_sums(
+    session: Session,
+    since: Mapping[tuple[int, int], dt.datetime],
+    floor: dt.datetime,
+) -> list[SampleRecord]:
+    """The raw samples newer than ``floor`` and than their (slice, switch)'s mark in
+    ``since``, summed per slice, switch and histogram target (as a history bucket: ``t`` the
+    newest row's time, ``downsampled`` true). What Prometheus's counters advance by
+    (`telemetry.exposition`): the rows of one slice on one switch are committed in time order
+    (one sink, one COPY per batch), so a row committed after a read is still newer than the
+    mark that read left."""
+    keys = list(since)
+    rows = session.execute(
+        _NEWER,
+        {
+            "slices": [k[0] for k in keys],
+            "switches": [k[1] for k in keys],
+            "since": [since[k] for k in keys],
+            "floor": floor,
+        },
+    ).all()
+    return [_record(row, row.slice_id) for row in rows]
 
 
 _MINUTE_END = "date_bin('1 minute', t - interval '1 microsecond', :epoch) + interval '1 minute'"

@@ -67,6 +67,7 @@ from sliceportal.domain.telemetry import (
 from sliceportal.p4rt.errors import SwitchError, TransientSwitchError
 from sliceportal.p4rt.session import SessionPool
 from sliceportal.telemetry.inventory import SliceWatch, SwitchWatch, load_inventory
+from sliceportal.telemetry.poller_metrics import PollerMetrics
 
 logger = logging.getLogger(__name__)
 
@@ -145,6 +146,7 @@ class SwitchPoller:
         period_s: float,
         *,
         clock: Callable[[], float] = time.monotonic,
+        metrics: PollerMetrics | None = None,
     ) -> None:
         self.watch = watch
         """Replaced by the supervisor when the inventory changes (one reference: atomic)."""
@@ -164,6 +166,7 @@ class SwitchPoller:
         self._cells: dict[tuple[int, ...], GroupCells] = {}
         """The counter and register cells of each group, in `readings` order."""
         self.failures = 0
+        self._metrics = metrics or PollerMetrics()
 
     @property
     def cells_per_slice(self) -> int:
@@ -250,23 +253,34 @@ class SwitchPoller:
         """Poll every period until ``stop``; back off (up to 30 s) while the switch fails."""
         switch_id = self.watch.switch_id
         next_at = self._clock()
+        label = str(switch_id)
         while not stop.is_set():
+            started = self._clock()
             try:
                 batch = self.poll()
             except TransientSwitchError as exc:
                 self._pool.drop(switch_id)
                 self._failed(exc)
+                self._count_failure(label, "transient", started)
             except SwitchError as exc:
                 self._failed(exc)
+                self._count_failure(label, "error", started)
             else:
                 if self.failures:
                     logger.info("switch %s answers again", switch_id)
                 self.failures = 0
+                if batch is not None:
+                    self._metrics.polls.labels(label).inc()
+                    self._metrics.poll_duration.labels(label).observe(self._clock() - started)
                 if batch is not None and batch.slices:
                     deliver(batch)
             wait = self._period * 2 ** min(self.failures, 10)
             next_at = max(next_at + min(wait, MAX_BACKOFF_S), self._clock())
             stop.wait(next_at - self._clock())
+
+    def _count_failure(self, label: str, kind: str, started: float) -> None:
+        self._metrics.poll_errors.labels(label, kind).inc()
+        self._metrics.poll_duration.labels(label).observe(self._clock() - started)
 
     def _failed(self, exc: SwitchError) -> None:
         if not self.failures:
@@ -288,6 +302,7 @@ class SampleSink:
         channels: Channels,
         engine: AlertEngine,
         maxsize: int = 64,
+        metrics: PollerMetrics | None = None,
     ) -> None:
         self._sessions = sessions
         self._redis = client
@@ -295,12 +310,14 @@ class SampleSink:
         self._engine = engine
         self._queue: queue.Queue[Batch] = queue.Queue(maxsize)
         self.dropped = 0
+        self._metrics = metrics or PollerMetrics()
 
     def offer(self, batch: Batch) -> None:
         try:
             self._queue.put_nowait(batch)
         except queue.Full:
             self.dropped += 1
+            self._metrics.batches_dropped.inc()
             if self.dropped == 1 or self.dropped % 100 == 0:
                 logger.warning("telemetry sink behind: %d batches dropped", self.dropped)
 
@@ -311,7 +328,8 @@ class SampleSink:
             except queue.Empty:
                 continue
             try:
-                self.handle(batch)
+                with self._metrics.sink_duration.time():
+                    self.handle(batch)
             except Exception:  # one bad batch must not end the telemetry
                 logger.exception("telemetry batch of switch %s lost", batch.switch_id)
 
@@ -358,6 +376,8 @@ class SampleSink:
                 session.commit()
         except sa.exc.SQLAlchemyError as exc:
             logger.warning("samples of switch %s not stored: %s", batch.switch_id, exc)
+            self._metrics.store_errors.inc()
+        self._metrics.samples.inc(len(slice_ids))
         slices = [(watch.slice_id, watch.targets) for watch in batch.slices]
         self._engine.observe(batch.switch_id, batch.t, slices, metrics)
 
@@ -404,11 +424,16 @@ class Poller:
             settings.alert_webhook_urls,
             self._after_commit,
         )
-        self.sink = SampleSink(self._sessions, self._redis, self._channels, self.alerts)
+        self.metrics = PollerMetrics()
+        self.sink = SampleSink(
+            self._sessions, self._redis, self._channels, self.alerts, metrics=self.metrics
+        )
         self.switches: dict[int, SwitchPoller] = {}
         self.active = threading.Event()
         """Set while this poller holds the lock and works (else it stands by)."""
         self._threads: dict[int, tuple[threading.Thread, threading.Event]] = {}
+        self.metrics_port: int | None = None
+        """Where its metrics are served, once `run` started (`poller_metrics_port` 0: any)."""
 
     def _after_commit(self, events: list[RecordedEvent]) -> None:
         publish_events(self._redis, self._channels, events)
@@ -432,11 +457,14 @@ class Poller:
                 self._start_switch(watch)
             else:
                 poller.watch = watch
+        self.metrics.switches.set(len(self.switches))
         sampled = {(s.slice_id, w.switch_id) for w in inventory.values() for s in w.slices}
         self.alerts.retain(sampled, utcnow())
 
     def _start_switch(self, watch: SwitchWatch) -> None:
-        poller = SwitchPoller(watch, self._pool, self._settings.telemetry_poll_interval_s)
+        poller = SwitchPoller(
+            watch, self._pool, self._settings.telemetry_poll_interval_s, metrics=self.metrics
+        )
         stop = threading.Event()
         thread = threading.Thread(
             target=poller.run,
@@ -453,6 +481,7 @@ class Poller:
         del self.switches[switch_id]
         stop.set()
         thread.join(timeout=10)
+        self.metrics.forget_switch(switch_id)
 
     @contextmanager
     def _leadership(self, stop: threading.Event) -> Iterator[sa.Connection | None]:
@@ -479,12 +508,24 @@ class Poller:
         yield None
 
     def run(self, stop: threading.Event) -> None:
-        """Poll until ``stop`` is set; while the database connection holding the lock lives."""
-        while not stop.is_set():
-            with self._leadership(stop) as lock:
-                if lock is None:
-                    break
-                self._lead(stop, lock)
+        """Poll until ``stop`` is set; while the database connection holding the lock lives.
+        Serves the poller's metrics meanwhile, if `poller_metrics_port` is set."""
+        server = None
+        if self._settings.poller_metrics_port is not None:
+            server, _ = self.metrics.serve(
+                self._settings.poller_metrics_host, self._settings.poller_metrics_port
+            )
+            self.metrics_port = server.server_port
+        try:
+            while not stop.is_set():
+                with self._leadership(stop) as lock:
+                    if lock is None:
+                        break
+                    self._lead(stop, lock)
+        finally:
+            if server is not None:
+                server.shutdown()
+                server.server_close()
         self._dispatch.shutdown(wait=True)
         self._redis.close()
         self._engine.dispose()
@@ -492,6 +533,7 @@ class Poller:
     def _lead(self, stop: threading.Event, lock: sa.Connection) -> None:
         logger.info("telemetry poller active")
         self.active.set()
+        self.metrics.active.set(1)
         sink_stop = threading.Event()
         sink = threading.Thread(target=self.sink.run, args=(sink_stop,), name="telemetry-sink")
         try:
@@ -508,6 +550,8 @@ class Poller:
             logger.warning("poller lost its database lock, stepping down: %s", exc)
         finally:
             self.active.clear()
+            self.metrics.active.set(0)
+            self.metrics.switches.set(0)
             for switch_id in list(self.switches):
                 self._stop_switch(switch_id)
             sink_stop.set()

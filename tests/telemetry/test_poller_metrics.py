@@ -1,0 +1,101 @@
+"""A poller's own `/metrics` (`poller_metrics_port`): switches polled, the poll duration
+histogram, errors and the sink's figures, served over HTTP while it runs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+
+from sliceportal.core.config import Settings
+from sliceportal.emulator.server import EmulatorServer
+from sliceportal.telemetry.poller import Poller
+from telemetry.helpers import Cells, SwitchCounters, create_emulator_slices, dp_sid_of
+
+
+def values(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    response = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5)
+    assert response.status_code == 200
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(response.text)
+        for s in family.samples
+    }
+
+
+def eventually(check: Callable[[], Any], timeout_s: float = 20) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = check()
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
+def test_the_poller_serves_its_own_figures(
+    settings: Settings,
+    client: TestClient,
+    operator_headers: dict[str, str],
+    emulator: EmulatorServer,
+    counters: SwitchCounters,
+) -> None:
+    (slice_,) = create_emulator_slices(client, operator_headers, emulator.address)
+    switch_id = str(slice_["dp_sids"][0]["switch_id"])
+    counters.set(dp_sid_of(slice_), Cells(forwarded=(10, 12_500)))
+    # a switch that never answers, with a slice to read: its polls fail
+    (lost,) = create_emulator_slices(client, operator_headers, "127.0.0.1:9")
+    dead = {"id": lost["dp_sids"][0]["switch_id"]}
+    tuned = settings.model_copy(
+        update={
+            "poller_metrics_port": 0,
+            "telemetry_poll_interval_s": 0.2,
+            "telemetry_refresh_s": 0.3,
+            "p4rt_connect_timeout_s": 0.5,
+        }
+    )
+    poller = Poller(tuned)
+    stop = threading.Event()
+    thread = threading.Thread(target=poller.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        assert poller.active.wait(20)
+        port = poller.metrics_port
+        assert port is not None
+
+        def polled() -> dict[tuple[str, tuple[tuple[str, str], ...]], float] | None:
+            found = values(port)
+            polls = found.get(("sliceportal_poller_polls_total", (("switch_id", switch_id),)))
+            errors = found.get(
+                (
+                    "sliceportal_poller_poll_errors_total",
+                    (("kind", "transient"), ("switch_id", str(dead["id"]))),
+                )
+            )
+            return found if polls and polls >= 3 and errors else None
+
+        found = eventually(polled)
+        assert found, values(port)
+        assert found[("sliceportal_poller_active", ())] == 1
+        assert found[("sliceportal_poller_switches", ())] >= 2
+        count = found[
+            ("sliceportal_poller_poll_duration_seconds_count", (("switch_id", switch_id),))
+        ]
+        assert count >= found[("sliceportal_poller_polls_total", (("switch_id", switch_id),))]
+        assert found[("sliceportal_poller_samples_total", ())] >= 1
+        assert found[("process_cpu_seconds_total", ())] > 0
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+    with httpx.Client() as probe:  # the server went with the poller
+        try:
+            probe.get(f"http://127.0.0.1:{port}/metrics", timeout=1)
+            served_after_stop = True
+        except httpx.TransportError:
+            served_after_stop = False
+    assert not served_after_stop
