@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -77,9 +78,138 @@ def test_bmv2_answers_where_the_api_looks_with_eight_priority_queues() -> None:
 
 def test_every_portal_variable_is_a_setting() -> None:
     fields = {name.upper() for name in Settings.model_fields} | {"DATABASE_URL", "REDIS_URL"}
-    for name in ("api", "worker", "beat"):
+    for name in ("api", "worker", "beat", "poller"):
         for variable in compose()[name]["environment"]:
             assert variable.removeprefix("SLICEPORTAL_") in fields, variable
+
+
+# -- Prometheus and Grafana -------------------------------------------------------------------
+
+
+def mounted(service: dict[str, Any], target: str) -> Path:
+    """The repository directory a service mounts at `target` (`./dir:target[:ro]`)."""
+    for volume in service.get("volumes", []):
+        source, at = volume.split(":")[:2]
+        if at == target:
+            assert source.startswith("./"), volume
+            return ROOT / source
+    raise AssertionError(f"nothing mounted at {target}")
+
+
+def option(command: list[str], name: str) -> str:
+    (value,) = [word.split("=", 1)[1] for word in command if word.startswith(f"{name}=")]
+    return value
+
+
+def prometheus_config() -> tuple[Path, dict[str, Any]]:
+    """The Prometheus service's config file in the repository, and its contents."""
+    config = Path(option(compose()["prometheus"]["command"], "--config.file"))
+    path = mounted(compose()["prometheus"], str(config.parent)) / config.name
+    document: dict[str, Any] = yaml.safe_load(path.read_text())
+    return path, document
+
+
+def scrape_job(name: str) -> dict[str, Any]:
+    (job,) = [job for job in prometheus_config()[1]["scrape_configs"] if job["job_name"] == name]
+    return job
+
+
+def test_prometheus_scrapes_the_api_with_a_token_file_git_ignores() -> None:
+    api_port = compose()["api"]["command"][compose()["api"]["command"].index("--port") + 1]
+    job = scrape_job("sliceportal")
+    assert job["metrics_path"] == "/metrics"
+    assert job["static_configs"] == [{"targets": [f"api:{api_port}"]}]
+    assert job["authorization"]["type"] == "Bearer"
+    # Relative to the config file: in the mounted directory, never committed.
+    path, _ = prometheus_config()
+    token = path.parent / job["authorization"]["credentials_file"]
+    assert not Path(job["authorization"]["credentials_file"]).is_absolute()
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--quiet", str(token.relative_to(ROOT))], cwd=ROOT
+    )
+    assert ignored.returncode == 0, f"{token} is not git-ignored"
+
+
+def test_prometheus_scrapes_the_poller_on_its_metrics_port() -> None:
+    poller = compose()["poller"]["environment"]
+    settings = Settings(
+        poller_metrics_port=poller["SLICEPORTAL_POLLER_METRICS_PORT"],
+        poller_metrics_host=poller["SLICEPORTAL_POLLER_METRICS_HOST"],
+    )
+    assert settings.poller_metrics_host == "0.0.0.0"  # reachable from the prometheus service
+    assert "ports" not in compose()["poller"]  # and from nowhere else
+    job = scrape_job("sliceportal-poller")
+    assert job["static_configs"] == [{"targets": [f"poller:{settings.poller_metrics_port}"]}]
+    assert "authorization" not in job
+
+
+def promtool() -> str:
+    found = shutil.which("promtool")
+    if found is None:
+        pytest.skip(
+            "promtool is not installed: scripts/setup-test-tools (apt-get install prometheus)"
+        )
+    return found
+
+
+def test_promtool_accepts_the_prometheus_config_once_the_token_file_exists(
+    tmp_path: Path,
+) -> None:
+    """`promtool check config` on a copy of the mounted directory: refused while the token
+    file is missing (Prometheus would scrape the API without credentials), valid with it."""
+    path, document = prometheus_config()
+    config = tmp_path / "prometheus"
+    shutil.copytree(path.parent, config)
+    (config / "sliceportal.token").unlink(missing_ok=True)  # an operator's own, if any
+
+    def check() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [promtool(), "check", "config", str(config / path.name)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+
+    refused = check()
+    assert refused.returncode == 1 and "sliceportal.token" in refused.stdout + refused.stderr
+    credentials = scrape_job("sliceportal")["authorization"]["credentials_file"]
+    (config / credentials).write_text("sp_token_of_a_viewer\n")
+    checked = check()
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "SUCCESS" in checked.stdout
+
+
+def test_grafana_provisions_the_prometheus_service_and_the_dashboard() -> None:
+    grafana = compose()["grafana"]
+    provisioning = mounted(grafana, "/etc/grafana/provisioning")
+    (datasources,) = (provisioning / "datasources").glob("*.yml")
+    (datasource,) = yaml.safe_load(datasources.read_text())["datasources"]
+    assert datasource["type"] == "prometheus"
+    # The prometheus service on the port it listens on (its default: no --web.listen-address).
+    assert not any(w.startswith("--web.listen-address") for w in compose()["prometheus"]["command"])
+    assert datasource["url"] == "http://prometheus:9090"
+    assert compose()["prometheus"]["ports"] == ["127.0.0.1:9090:9090"]
+    interval = prometheus_config()[1]["global"]["scrape_interval"]
+    assert datasource["jsonData"]["timeInterval"] == interval
+
+    (providers,) = (provisioning / "dashboards").glob("*.yml")
+    (provider,) = yaml.safe_load(providers.read_text())["providers"]
+    assert provider["type"] == "file"
+    dashboards = mounted(grafana, provider["options"]["path"])
+    assert (dashboards / "sliceportal.json").is_file()
+    # Every panel of every dashboard asks the provisioned datasource by its uid.
+    for path in dashboards.glob("*.json"):
+        for panel in json.loads(path.read_text())["panels"]:
+            if panel["type"] != "row":
+                assert panel["datasource"]["uid"] == datasource["uid"], (path, panel["title"])
+    assert grafana["depends_on"] == {"prometheus": {"condition": "service_started"}}
+    document = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    for name in ("prometheus", "grafana"):
+        for volume in compose()[name]["volumes"]:
+            source = volume.split(":")[0]
+            assert (
+                (ROOT / source).is_dir()
+                if source.startswith(".")
+                else (source in document["volumes"])
+            ), volume
 
 
 # -- the file against the Compose specification, and its commands run here --------------------
@@ -303,6 +433,9 @@ def test_the_portal_services_command_lines_run(
     variables: dict[str, str] = {}
     volumes = {"p4build": tmp_path / "p4build", "portal-data": tmp_path / "portal-data"}
     here = {"DATABASE_URL": compose_database, "REDIS_URL": redis_url, "HOME": str(tmp_path)}
+    # The poller's metrics on any free loopback port here, not compose's fixed one on all
+    # interfaces.
+    here |= {"SLICEPORTAL_POLLER_METRICS_PORT": "0", "SLICEPORTAL_POLLER_METRICS_HOST": "127.0.0.1"}
     port = free_tcp_port()
 
     def start(name: str) -> Service:
@@ -328,6 +461,7 @@ def test_the_portal_services_command_lines_run(
         worker.wait_for(worker.said("ready."), "the worker ready")
         beat.wait_for(beat.said("beat: Starting"), "beat starting")
         poller.wait_for(poller.said("telemetry poller active"), "the poller active")
+        poller.wait_for(poller.said("poller metrics on http://127.0.0.1:"), "its metrics served")
         # One signing key, generated by the first to start, in the volume they all mount.
         assert [path.name for path in volumes["portal-data"].iterdir()] == ["secret_key"]
     finally:
