@@ -31,6 +31,7 @@ from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.schemas.choices import Role
 from sliceportal.schemas.users import UserCreate
 from sliceportal.services.users import create_user, system_context
+from telemetry.test_dashboard import expressions, label_values_query, load_dashboard
 from utils.live import start_process, stop_process, wait_for_port
 
 SECRET = "prometheus-test-secret-key-of-a-decent-length"
@@ -256,6 +257,26 @@ def test_prometheus_rate_matches_the_portal_chart(
             )
             assert chart == pytest.approx(OFFERED_BPS, rel=0.1)
             assert scraped == pytest.approx(chart, rel=0.05)
+            # The Grafana dashboard (deploy/grafana) over the same window: its throughput panel
+            # is this query, and every panel and variable on the API's metrics shows the slice.
+            variables = {"$__rate_interval": f"{WINDOW_S}s", "$__range": f"{WINDOW_S}s"}
+            variables |= {"$slice": "Metered", "$switch": ".*"}
+            panels = expressions(load_dashboard(), variables)
+            chosen = '{slice=~"Metered", switch=~".*"}'
+            throughput = f"rate(sliceportal_slice_forwarded_bytes_total{chosen}[{WINDOW_S}s]) * 8"
+            assert throughput in panels
+            (series,) = _query(prometheus, throughput, end)
+            assert float(series["value"][1]) == pytest.approx(scraped, rel=1e-9)
+            for expr in panels:
+                if "sliceportal_poller_" in expr:
+                    continue  # the poller's own metrics: this Prometheus does not scrape it
+                query = label_values_query(expr)
+                answer = _query(prometheus, query[0] if query else expr, end)
+                assert answer, f"the dashboard's {expr} is empty"
+                if query is not None:
+                    assert {series["metric"][query[1]] for series in answer} == (
+                        {"Metered"} if query[1] == "slice" else {"edge-1"}
+                    )
     except BaseException:
         for log in sorted(logs.glob("*.log")):
             print(

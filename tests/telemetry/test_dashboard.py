@@ -37,12 +37,22 @@ Labels = dict[str, set[str]]
 """Per exported sample name, the label names its samples carry."""
 
 
-def expressions(dashboard: dict[str, Any]) -> list[str]:
-    """The panels' target expressions and the variables' queries, as Grafana sends them."""
-    return [expr for expr, _ in with_legends(dashboard)]
+def load_dashboard() -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(DASHBOARD.read_text())
+    return document
 
 
-def with_legends(dashboard: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
+def expressions(
+    dashboard: dict[str, Any], variables: dict[str, str] = GRAFANA_VARIABLES
+) -> list[str]:
+    """The panels' target expressions and the variables' queries, as Grafana sends them with
+    `variables` in place of its own."""
+    return [expr for expr, _ in with_legends(dashboard, variables)]
+
+
+def with_legends(
+    dashboard: dict[str, Any], variables: dict[str, str] = GRAFANA_VARIABLES
+) -> list[tuple[str, tuple[str, ...]]]:
     """Each expression of `expressions` and the labels its legend shows (`{{label}}`)."""
     found = [
         (target["expr"], tuple(re.findall(r"\{\{\s*(\w+)\s*\}\}", target["legendFormat"])))
@@ -52,7 +62,7 @@ def with_legends(dashboard: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]
     found += [(variable["query"]["query"], ()) for variable in dashboard["templating"]["list"]]
     sent = []
     for expr, legend in found:
-        for name, value in GRAFANA_VARIABLES.items():
+        for name, value in variables.items():
             expr = expr.replace(name, value)
         assert "$" not in expr, f"a Grafana variable this test does not know: {expr}"
         sent.append((expr, legend))
@@ -170,8 +180,7 @@ def test_check_reports_an_unknown_metric_and_label() -> None:
 
 @pytest.fixture
 def dashboard() -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(DASHBOARD.read_text())
-    return document
+    return load_dashboard()
 
 
 def test_the_dashboard_mirrors_the_slice_page(dashboard: dict[str, Any]) -> None:
