@@ -600,6 +600,9 @@ class TelemetrySample(Base):
     """
 
     __tablename__ = "telemetry_samples"
+    # Migration 0017 adds an exclusion constraint that autogenerate cannot reflect, so it lives
+    # only there: raw rows of one slice and switch whose intervals' second halves overlap
+    # (`telemetry_sample_span`) cannot both be stored (a sample stored twice).
     __table_args__ = (
         sa.Index("ix_telemetry_samples_t_brin", "t", postgresql_using="brin"),
         sa.CheckConstraint("interval_s > 0", name="interval_positive"),

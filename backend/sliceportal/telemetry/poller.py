@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import psycopg
 import redis
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
@@ -146,6 +147,7 @@ class SwitchPoller:
         period_s: float,
         *,
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], dt.datetime] | None = None,
         metrics: PollerMetrics | None = None,
     ) -> None:
         self.watch = watch
@@ -153,6 +155,7 @@ class SwitchPoller:
         self._pool = pool
         self._period = period_s
         self._clock = clock
+        self._wall = wall or utcnow
         self._readings = np.zeros((c.MAX_SLICES, len(COLUMNS)), dtype=np.uint64)
         self._read_at = np.zeros(c.MAX_SLICES)
         self._owner = np.full(c.MAX_SLICES, -1, dtype=np.int64)
@@ -212,7 +215,7 @@ class SwitchPoller:
             return None
         session = self._pool.get(watch.target)
         cells = self._cells[group]
-        t, started = utcnow(), self._clock()
+        t, started = self._wall(), self._clock()
         values = session.read_counters(cells.counters)
         by_sid = {s.dp_sid: s for s in watch.slices}
         registers = codel = abc = None
@@ -374,7 +377,7 @@ class SampleSink:
                     abc,
                 )
                 session.commit()
-        except sa.exc.SQLAlchemyError as exc:
+        except (sa.exc.SQLAlchemyError, psycopg.Error) as exc:  # COPY raises psycopg's own
             logger.warning("samples of switch %s not stored: %s", batch.switch_id, exc)
             self._metrics.store_errors.inc()
         self._metrics.samples.inc(len(slice_ids))
