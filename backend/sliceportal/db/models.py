@@ -587,6 +587,31 @@ class ChangeLogEntry(Base):
     after: Mapped[dict[str, Any] | None] = mapped_column(postgresql.JSONB)
 
 
+class TelemetryPoller(Base):
+    """A running `sliceportal poller`, while it renews its membership (docs/telemetry.md
+    "Pollers share the switches"): the live ones split the switches between them."""
+
+    __tablename__ = "telemetry_pollers"
+
+    poller_id: Mapped[str] = mapped_column(sa.Text, primary_key=True)
+    """Host, process id and a random suffix: unique per process start."""
+    expires_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True))
+    """Live until then (the database's clock); renewed every lease round."""
+
+
+class SwitchLease(Base):
+    """Which poller polls a switch, until when: at most one per switch, taken over by another
+    poller only once expired (`db.leases.acquire`)."""
+
+    __tablename__ = "telemetry_leases"
+
+    switch_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("switches.id", ondelete="CASCADE"), primary_key=True
+    )
+    poller_id: Mapped[str] = mapped_column(sa.Text)
+    expires_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True))
+
+
 class TelemetrySample(Base):
     """What one slice's counter cells on one switch grew by over a measured interval (a raw
     sample) or over a minute (a downsampled row): counts, not rates, so rows add up exactly,
