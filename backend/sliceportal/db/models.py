@@ -612,6 +612,24 @@ class SwitchLease(Base):
     expires_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True))
 
 
+class TelemetryPoll(Base):
+    """One stored poll of a switch, written in the transaction of its samples: a switch's
+    polls may not overlap, so its samples cannot be stored twice (docs/telemetry.md).
+
+    Migration 0017 adds the exclusion constraint `ex_telemetry_polls_no_overlap`, which
+    autogenerate cannot reflect, so it lives only there: no two polls of a switch whose spans'
+    second halves, `telemetry_poll_span(t, interval_s)` = `(t - interval_s / 2, t]`, overlap."""
+
+    __tablename__ = "telemetry_polls"
+    __table_args__ = (sa.CheckConstraint("interval_s > 0", name="interval_positive"),)
+
+    switch_id: Mapped[int] = mapped_column(primary_key=True)
+    t: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), primary_key=True)
+    """The poll's reading time, the `t` of its samples."""
+    interval_s: Mapped[float] = mapped_column(sa.Double)
+    """Seconds since the same poller's previous poll of the switch (any group of slices)."""
+
+
 class TelemetrySample(Base):
     """What one slice's counter cells on one switch grew by over a measured interval (a raw
     sample) or over a minute (a downsampled row): counts, not rates, so rows add up exactly,
@@ -625,9 +643,6 @@ class TelemetrySample(Base):
     """
 
     __tablename__ = "telemetry_samples"
-    # Migration 0017 adds an exclusion constraint that autogenerate cannot reflect, so it lives
-    # only there: raw rows of one slice and switch whose intervals' second halves overlap
-    # (`telemetry_sample_span`) cannot both be stored (a sample stored twice).
     __table_args__ = (
         sa.Index("ix_telemetry_samples_t_brin", "t", postgresql_using="brin"),
         sa.CheckConstraint("interval_s > 0", name="interval_positive"),

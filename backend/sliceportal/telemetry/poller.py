@@ -37,7 +37,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-import psycopg
 import redis
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
@@ -105,6 +104,9 @@ class Batch:
     reset: npt.NDArray[np.bool_]
     registers: npt.NDArray[np.uint64] | None
     """(slices, 2) register readings (`register_readings`), where the target reads them."""
+    poll_interval_s: float = 0.0
+    """Seconds since the switch poller's previous poll (of any group): the span of the poll
+    stored with the samples (`store.record_poll`), which may not overlap another's."""
     codel: Matrix | None = None
     """(slices, 2) CoDel's dropping and count (`codel_readings`: `NO_CODEL` for the slices of
     other schemes), read with the registers, where the target reads them."""
@@ -174,6 +176,8 @@ class SwitchPoller:
         self._readings = np.zeros((c.MAX_SLICES, len(COLUMNS)), dtype=np.uint64)
         self._read_at = np.zeros(c.MAX_SLICES)
         self._owner = np.full(c.MAX_SLICES, -1, dtype=np.int64)
+        self._polled_at: float | None = None
+        """When the previous poll started (monotonic), of any group."""
         self._tick = 0
         self._fitted = watch.budget_cells
         """The cells the last read suggests fit in a period (`fitting_budget`)."""
@@ -258,6 +262,7 @@ class SwitchPoller:
         self._readings[sids] = now
         self._read_at[sids] = started
         self._owner[sids] = owners
+        previous, self._polled_at = self._polled_at, started
         return Batch(
             switch_id=watch.switch_id,
             t=t,
@@ -268,6 +273,7 @@ class SwitchPoller:
             registers=None if registers is None else registers[known],
             codel=None if codel is None else codel[known],
             abc=None if abc is None else [abc[i] for i in known.tolist()],
+            poll_interval_s=started - previous if previous is not None else 0.0,
         )
 
     def run(self, stop: threading.Event, deliver: Callable[[Batch], None]) -> None:
@@ -385,6 +391,7 @@ class SampleSink:
         self._publish(slice_ids, store.sample_json(heads, metrics))
         try:
             with self._sessions() as session:
+                store.record_poll(session, batch.switch_id, t, batch.poll_interval_s)
                 store.insert_batch(
                     session,
                     batch.switch_id,
@@ -399,7 +406,7 @@ class SampleSink:
                     abc,
                 )
                 session.commit()
-        except (sa.exc.SQLAlchemyError, psycopg.Error) as exc:  # COPY raises psycopg's own
+        except sa.exc.SQLAlchemyError as exc:  # a poll overlapping another is refused here
             logger.warning("samples of switch %s not stored: %s", batch.switch_id, exc)
             self._metrics.store_errors.inc()
         self._metrics.samples.inc(len(slice_ids))
