@@ -53,10 +53,15 @@ CODEL = {"scheme": "codel", "codel": {"target_s": 0.005, "interval_s": 0.1}}
 
 
 class FakeClock:
-    """A monotonic clock the test moves, so that intervals (and rates) are exact."""
+    """A monotonic clock the test moves, so that intervals (and rates) are exact, and the wall
+    clock moving with it (samples' times: stored samples of a slice cannot overlap)."""
 
     def __init__(self) -> None:
         self.now = 1000.0
+        self._started = dt.datetime.now(dt.UTC)
+
+    def wall(self) -> dt.datetime:
+        return self._started + dt.timedelta(seconds=self.now - 1000.0)
 
     def __call__(self) -> float:
         return self.now
@@ -109,7 +114,7 @@ def test_counters_moved_give_samples_with_the_right_rates_and_percentiles(
     clock = FakeClock()
     watch = watch_of(db, settings, slice_)
     assert [s.hist_target for s in watch.slices] == [dp.histogram_target(0.03)]
-    poller = SwitchPoller(watch, pool, 1.0, clock=clock)
+    poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
     first = poller.poll()
     assert first is not None and first.slices == ()  # the first reading is the baseline
 
@@ -184,7 +189,7 @@ def test_a_cell_budget_spreads_slices_and_reports_their_effective_interval(
     slices = create_emulator_slices(client, operator_headers, emulator.address, 5)
     clock = FakeClock()
     watch = watch_of(db, settings, slices[0])
-    poller = SwitchPoller(watch, pool, 1.0, clock=clock)
+    poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
     # Room for two slices per period (20 counter + 2 register cells each): 3 periods for 5.
     poller.watch = dataclasses.replace(watch, budget_cells=2 * poller.cells_per_slice)
     assert [len(group) for group in poller.groups] == [2, 2, 1]
@@ -220,7 +225,7 @@ def test_a_dp_sid_taken_over_by_another_slice_starts_over(
     (slice_,) = create_emulator_slices(client, operator_headers, emulator.address)
     watch = watch_of(db, settings, slice_)
     clock = FakeClock()
-    poller = SwitchPoller(watch, pool, 1.0, clock=clock)
+    poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
     poller.poll()
     clock.advance(1.0)
     (watched,) = watch.slices
@@ -247,7 +252,9 @@ def test_a_switch_that_cannot_read_registers_is_polled_on_its_counters_alone(
         try:
             (slice_,) = create_emulator_slices(client, operator_headers, bmv2.address, **CODEL)
             clock = FakeClock()
-            poller = SwitchPoller(watch_of(db, settings, slice_), pool, 1.0, clock=clock)
+            poller = SwitchPoller(
+                watch_of(db, settings, slice_), pool, 1.0, clock=clock, wall=clock.wall
+            )
             assert poller.poll() is not None  # the baseline
             assert not poller.registers_readable
             assert poller.cells_per_slice == CELLS_PER_SLICE == 21
@@ -311,7 +318,7 @@ def test_a_codel_slice_s_samples_carry_codel_s_state_read_with_the_registers(
         assert [s.codel for s in watch.slices] == [True, False]
         deploy(db, pool, watch)
         clock = FakeClock()
-        poller = SwitchPoller(watch, pool, 1.0, clock=clock)
+        poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
         assert poller.poll() is not None  # the baseline
         sid = dp_sid_of(codel_slice)
 
@@ -409,7 +416,7 @@ def test_an_abc_slice_s_samples_carry_its_busiest_aggregates_read_with_the_regis
     watch = watch_of(db, settings, abc_slice)
     assert [s.abc for s in watch.slices] == [AbcWatch(1e5, 1.0), None]
     clock = FakeClock()
-    poller = SwitchPoller(watch, pool, 1.0, clock=clock)
+    poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
     assert poller.poll() is not None  # the baseline
     one = 1 << 16  # Q16
     second = 1_000_000  # ticks
@@ -465,7 +472,9 @@ def test_a_switch_that_cannot_read_registers_gives_an_abc_slice_no_aggregates(
     with EmulatorServer("127.0.0.1:0", 1, load_pipeline=True, like_bmv2=True) as bmv2:
         (slice_,) = create_emulator_slices(client, operator_headers, bmv2.address, **ABC)
         clock = FakeClock()
-        poller = SwitchPoller(watch_of(db, settings, slice_), pool, 1.0, clock=clock)
+        poller = SwitchPoller(
+            watch_of(db, settings, slice_), pool, 1.0, clock=clock, wall=clock.wall
+        )
         assert poller.poll() is not None
         clock.advance(1.0)
         batch = poller.poll()
@@ -518,7 +527,7 @@ def test_an_abc_slice_s_busiest_aggregates_are_its_sources_through_the_packet_mo
         watch = watch_of(db, settings, abc_slice)
         deploy(db, pool, watch)
         clock = FakeClock()
-        poller = SwitchPoller(watch, pool, 1.0, clock=clock)
+        poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
         assert poller.poll() is not None  # the baseline
         sid = dp_sid_of(abc_slice)
         rates = {"192.0.2.10": 12e6, "192.0.2.20": 2e6}

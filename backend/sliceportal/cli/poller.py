@@ -1,8 +1,9 @@
 """`sliceportal poller`: the telemetry poller in the foreground (docs/telemetry.md).
 
 It reads the counters of every switch's slices each period, stores and publishes the samples
-and raises the SLA alerts. Run one per database: a second one waits as a standby. SIGTERM or
-Ctrl-C stops it after the current period.
+and raises the SLA alerts. Run as many as the fleet needs, on one machine or many: they split
+the switches between them through leases in PostgreSQL. SIGTERM or Ctrl-C stops it after the
+current period and hands its switches over at once.
 """
 
 from __future__ import annotations

@@ -587,6 +587,49 @@ class ChangeLogEntry(Base):
     after: Mapped[dict[str, Any] | None] = mapped_column(postgresql.JSONB)
 
 
+class TelemetryPoller(Base):
+    """A running `sliceportal poller`, while it renews its membership (docs/telemetry.md
+    "Pollers share the switches"): the live ones split the switches between them."""
+
+    __tablename__ = "telemetry_pollers"
+
+    poller_id: Mapped[str] = mapped_column(sa.Text, primary_key=True)
+    """Host, process id and a random suffix: unique per process start."""
+    expires_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True))
+    """Live until then (the database's clock); renewed every lease round."""
+
+
+class SwitchLease(Base):
+    """Which poller polls a switch, until when: at most one per switch, taken over by another
+    poller only once expired (`db.leases.acquire`)."""
+
+    __tablename__ = "telemetry_leases"
+
+    switch_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("switches.id", ondelete="CASCADE"), primary_key=True
+    )
+    poller_id: Mapped[str] = mapped_column(sa.Text)
+    expires_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True))
+
+
+class TelemetryPoll(Base):
+    """One stored poll of a switch, written in the transaction of its samples: a switch's
+    polls may not overlap, so its samples cannot be stored twice (docs/telemetry.md).
+
+    Migration 0017 adds the exclusion constraint `ex_telemetry_polls_no_overlap`, which
+    autogenerate cannot reflect, so it lives only there: no two polls of a switch whose spans'
+    second halves, `telemetry_poll_span(t, interval_s)` = `(t - interval_s / 2, t]`, overlap."""
+
+    __tablename__ = "telemetry_polls"
+    __table_args__ = (sa.CheckConstraint("interval_s > 0", name="interval_positive"),)
+
+    switch_id: Mapped[int] = mapped_column(primary_key=True)
+    t: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), primary_key=True)
+    """The poll's reading time, the `t` of its samples."""
+    interval_s: Mapped[float] = mapped_column(sa.Double)
+    """Seconds since the same poller's previous poll of the switch (any group of slices)."""
+
+
 class TelemetrySample(Base):
     """What one slice's counter cells on one switch grew by over a measured interval (a raw
     sample) or over a minute (a downsampled row): counts, not rates, so rows add up exactly,

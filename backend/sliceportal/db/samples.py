@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
-from sliceportal.db.models import TelemetrySample
+from sliceportal.db.models import TelemetryPoll, TelemetrySample
 from sliceportal.domain import p4constants as c
 from sliceportal.domain.telemetry import COLUMNS, NO_CODEL, BatchMetrics, batch_metrics
 
@@ -153,6 +153,17 @@ def sample_json(heads: Sequence[SampleHead], metrics: BatchMetrics) -> list[str]
 def insert_samples(session: Session, records: Iterable[SampleRecord]) -> int:
     """Append samples with COPY, in the session's transaction. Returns how many were written."""
     return _copy_lines(session, [record.copy_values() for record in records])
+
+
+_POLL = sa.text("INSERT INTO telemetry_polls (switch_id, t, interval_s) VALUES (:s, :t, :i)")
+
+
+def record_poll(session: Session, switch_id: int, t: str, interval_s: float) -> None:
+    """The poll whose samples the transaction stores (`t` in ISO 8601, `interval_s` since
+    the poller's previous poll of the switch). Raises IntegrityError when it overlaps another
+    poll of the switch (`ex_telemetry_polls_no_overlap`): the switch was read by two pollers,
+    and the transaction, samples included, must be rolled back."""
+    session.execute(_POLL, {"s": switch_id, "t": t, "i": interval_s})
 
 
 def insert_batch(
@@ -423,6 +434,8 @@ def downsample(session: Session, now: dt.datetime, after_s: int) -> int:
     written; the caller commits."""
     cutoff = EPOCH + (now - dt.timedelta(seconds=after_s) - EPOCH) // MINUTE * MINUTE
     result = session.execute(_DOWNSAMPLE, {"cutoff": cutoff, "epoch": EPOCH})
+    # The polls of samples downsampled are no longer needed to refuse a second reading.
+    session.execute(sa.delete(TelemetryPoll).where(TelemetryPoll.t <= cutoff))
     return result.rowcount  # type: ignore[attr-defined, no-any-return]
 
 

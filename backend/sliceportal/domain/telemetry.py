@@ -16,6 +16,7 @@ few numpy operations, without a Python object per cell or per sample. Pure: no I
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -118,6 +119,36 @@ def counter_deltas(
 
 
 # --- The poll schedule ------------------------------------------------------------------------
+
+
+def rendezvous_rank(switch_id: int, pollers: Sequence[str]) -> list[str]:
+    """The pollers in the order a switch prefers them (highest random weight first: a hash of
+    poller and switch, the same in every process)."""
+
+    def weight(poller: str) -> bytes:
+        return hashlib.blake2b(f"{poller}/{switch_id}".encode(), digest_size=8).digest()
+
+    return sorted(pollers, key=lambda poller: (weight(poller), poller), reverse=True)
+
+
+def assign_switches(switch_ids: Sequence[int], pollers: Sequence[str]) -> dict[int, str]:
+    """Which poller should poll each switch: rendezvous hashing with a cap of
+    ceil(switches / pollers) each, switches taken in id order, each by the first poller of its
+    ranking that is under the cap. Every poller computes the same answer from the same
+    switches and live pollers; a poller that joins or leaves moves few switches (those that
+    rank it first, and the ones the caps push along)."""
+    if not pollers:
+        return {}
+    cap = math.ceil(len(switch_ids) / len(pollers))
+    load = dict.fromkeys(pollers, 0)
+    assignment = {}
+    for switch_id in sorted(switch_ids):
+        for poller in rendezvous_rank(switch_id, pollers):
+            if load[poller] < cap:
+                load[poller] += 1
+                assignment[switch_id] = poller
+                break
+    return assignment
 
 
 def poll_groups(

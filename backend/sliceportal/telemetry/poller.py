@@ -9,9 +9,11 @@ Threads, and why (docs/telemetry.md has the whole story):
 - one `SampleSink`, which computes the metrics, publishes them on Redis, appends them to
   PostgreSQL and runs the alert engine, so a slow database or Redis never delays a read: when
   the sink falls behind, whole batches are dropped (and counted), never the polling cadence;
-- the `Poller` itself re-reads the inventory every `telemetry_refresh_s`, starts and stops
-  switch pollers, and holds a PostgreSQL advisory lock so that only one poller works per
-  database (a second one waits as a hot standby).
+- the `Poller` itself renews its membership and its switch leases every lease round (half a
+  period) and re-reads the inventory every `telemetry_refresh_s`: any number of pollers
+  split the switches between them (`assign_switches` over the live pollers), each polling a
+  switch only while it holds the switch's lease (`db.leases`), so that a switch is polled by
+  exactly one poller, and one that dies has its switches taken over once its leases expire.
 
 Webhook deliveries are enqueued from a separate thread, so a broker outage cannot block the
 sink either.
@@ -21,12 +23,16 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
+import os
 import queue
+import secrets
+import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +46,7 @@ from sliceportal.alerts.events import RecordedEvent
 from sliceportal.alerts.notify import enqueue_deliveries, publish_events
 from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
+from sliceportal.db import leases
 from sliceportal.db import samples as store
 from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.domain import p4constants as c
@@ -52,6 +59,7 @@ from sliceportal.domain.telemetry import (
     Indices,
     Matrix,
     abc_json,
+    assign_switches,
     batch_metrics,
     codel_json,
     codel_readings,
@@ -73,8 +81,15 @@ logger = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 30.0
 """Longest wait between two attempts at a switch that does not answer."""
-POLLER_LOCK_KEY = 0x511CE_0003
-"""pg_advisory_lock key: one working poller per database."""
+LEASE_PERIODS = 1.5
+"""A lease lasts 1.5 periods, renewed every half period: a renewal may be late by a whole
+period before the lease lapses, and a dead poller's switches are taken over within two periods
+(expiry, then the next round of another poller)."""
+ROUND_PERIODS = 0.5
+"""Pollers renew their membership and leases, and take free switches, every half period."""
+LEASE_MARGIN = 0.9
+"""A poller polls a switch until 90 % of its lease has passed since it asked the database
+for it: it stops before the database lets another poller take the switch."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,9 @@ class Batch:
     reset: npt.NDArray[np.bool_]
     registers: npt.NDArray[np.uint64] | None
     """(slices, 2) register readings (`register_readings`), where the target reads them."""
+    poll_interval_s: float = 0.0
+    """Seconds since the switch poller's previous poll (of any group): the span of the poll
+    stored with the samples (`store.record_poll`), which may not overlap another's."""
     codel: Matrix | None = None
     """(slices, 2) CoDel's dropping and count (`codel_readings`: `NO_CODEL` for the slices of
     other schemes), read with the registers, where the target reads them."""
@@ -146,6 +164,7 @@ class SwitchPoller:
         period_s: float,
         *,
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], dt.datetime] | None = None,
         metrics: PollerMetrics | None = None,
     ) -> None:
         self.watch = watch
@@ -153,9 +172,12 @@ class SwitchPoller:
         self._pool = pool
         self._period = period_s
         self._clock = clock
+        self._wall = wall or utcnow
         self._readings = np.zeros((c.MAX_SLICES, len(COLUMNS)), dtype=np.uint64)
         self._read_at = np.zeros(c.MAX_SLICES)
         self._owner = np.full(c.MAX_SLICES, -1, dtype=np.int64)
+        self._polled_at: float | None = None
+        """When the previous poll started (monotonic), of any group."""
         self._tick = 0
         self._fitted = watch.budget_cells
         """The cells the last read suggests fit in a period (`fitting_budget`)."""
@@ -167,6 +189,9 @@ class SwitchPoller:
         """The counter and register cells of each group, in `readings` order."""
         self.failures = 0
         self._metrics = metrics or PollerMetrics()
+        self.lease_until = math.inf
+        """Monotonic time until which this poller may read the switch (its lease, set by the
+        `Poller`): past it, the thread reads nothing, however late the lease round runs."""
 
     @property
     def cells_per_slice(self) -> int:
@@ -212,7 +237,7 @@ class SwitchPoller:
             return None
         session = self._pool.get(watch.target)
         cells = self._cells[group]
-        t, started = utcnow(), self._clock()
+        t, started = self._wall(), self._clock()
         values = session.read_counters(cells.counters)
         by_sid = {s.dp_sid: s for s in watch.slices}
         registers = codel = abc = None
@@ -237,6 +262,7 @@ class SwitchPoller:
         self._readings[sids] = now
         self._read_at[sids] = started
         self._owner[sids] = owners
+        previous, self._polled_at = self._polled_at, started
         return Batch(
             switch_id=watch.switch_id,
             t=t,
@@ -247,6 +273,7 @@ class SwitchPoller:
             registers=None if registers is None else registers[known],
             codel=None if codel is None else codel[known],
             abc=None if abc is None else [abc[i] for i in known.tolist()],
+            poll_interval_s=started - previous if previous is not None else 0.0,
         )
 
     def run(self, stop: threading.Event, deliver: Callable[[Batch], None]) -> None:
@@ -256,6 +283,10 @@ class SwitchPoller:
         label = str(switch_id)
         while not stop.is_set():
             started = self._clock()
+            if started >= self.lease_until:  # lapsed: another poller may read the switch now
+                next_at = started + self._period
+                stop.wait(self._period)
+                continue
             try:
                 batch = self.poll()
             except TransientSwitchError as exc:
@@ -360,6 +391,7 @@ class SampleSink:
         self._publish(slice_ids, store.sample_json(heads, metrics))
         try:
             with self._sessions() as session:
+                store.record_poll(session, batch.switch_id, t, batch.poll_interval_s)
                 store.insert_batch(
                     session,
                     batch.switch_id,
@@ -374,7 +406,7 @@ class SampleSink:
                     abc,
                 )
                 session.commit()
-        except sa.exc.SQLAlchemyError as exc:
+        except sa.exc.SQLAlchemyError as exc:  # a poll overlapping another is refused here
             logger.warning("samples of switch %s not stored: %s", batch.switch_id, exc)
             self._metrics.store_errors.inc()
         self._metrics.samples.inc(len(slice_ids))
@@ -406,7 +438,9 @@ def _text(name: str | bytes) -> str:
 
 
 class Poller:
-    """The whole poller: inventory, switch pollers, sink and alert engine (`sliceportal poller`)."""
+    """One poller process (`sliceportal poller`): its share of the switches, the sink and the
+    alert engine. Any number run against one database and Redis (docs/telemetry.md "Pollers
+    share the switches")."""
 
     def __init__(self, settings: Settings, pool: SessionPool | None = None) -> None:
         self._settings = settings
@@ -428,9 +462,18 @@ class Poller:
         self.sink = SampleSink(
             self._sessions, self._redis, self._channels, self.alerts, metrics=self.metrics
         )
+        self.poller_id = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        """Its name in `telemetry_pollers` and `telemetry_leases`: unique per start."""
+        period = settings.telemetry_poll_interval_s
+        self.lease_s = LEASE_PERIODS * period
+        self.round_s = ROUND_PERIODS * period
         self.switches: dict[int, SwitchPoller] = {}
+        """The switches it polls: those whose lease it holds."""
         self.active = threading.Event()
-        """Set while this poller holds the lock and works (else it stands by)."""
+        """Set while it is a live member (its membership renewed), polling its share."""
+        self.live: list[str] = []
+        """The live pollers at the last round, itself included."""
+        self._inventory: dict[int, SwitchWatch] = {}
         self._threads: dict[int, tuple[threading.Thread, threading.Event]] = {}
         self.metrics_port: int | None = None
         """Where its metrics are served, once `run` started (`poller_metrics_port` 0: any)."""
@@ -442,29 +485,59 @@ class Poller:
             self._dispatch.submit(enqueue_deliveries, ids)
 
     def refresh(self) -> None:
-        """Re-read the inventory; start, update and stop switch pollers to match it."""
+        """Re-read the inventory; update the switch pollers' slices (the next lease round
+        starts and stops switch pollers to match it)."""
         with self._sessions() as session:
             inventory = load_inventory(session, self._settings)
+        self._inventory = inventory
         for switch_id in set(self.switches) - set(inventory):
             self._stop_switch(switch_id)
-        for switch_id, watch in inventory.items():
-            poller = self.switches.get(switch_id)
-            if poller is None:
-                self._start_switch(watch)
-            elif poller.watch.target != watch.target:  # address, device or election id changed
+        for switch_id, poller in list(self.switches.items()):
+            watch = inventory[switch_id]
+            if poller.watch.target != watch.target:  # address, device or election id changed
+                lease_until = poller.lease_until
                 self._stop_switch(switch_id)
                 self._pool.drop(switch_id)
-                self._start_switch(watch)
+                self._start_switch(watch, lease_until)
             else:
                 poller.watch = watch
-        self.metrics.switches.set(len(self.switches))
         sampled = {(s.slice_id, w.switch_id) for w in inventory.values() for s in w.slices}
         self.alerts.retain(sampled, utcnow())
 
-    def _start_switch(self, watch: SwitchWatch) -> None:
+    def lease_round(self, connection: sa.Connection) -> None:
+        """Renew the membership; give up the switches that are no longer this poller's share
+        (stopped first, then released), renew and take the leases of its share, and start
+        polling the switches newly leased."""
+        asked = self._clock()
+        self.live = leases.heartbeat(connection, self.poller_id, self.lease_s)
+        self.active.set()
+        self.metrics.active.set(1)
+        assignment = assign_switches(list(self._inventory), self.live)
+        share = {switch_id for switch_id, poller in assignment.items() if poller == self.poller_id}
+        leaving = set(self.switches) - share
+        for switch_id in leaving:
+            self._stop_switch(switch_id)
+        leases.release(connection, self.poller_id, leaving)
+        held = leases.acquire(connection, self.poller_id, share, self.lease_s)
+        lease_until = asked + LEASE_MARGIN * self.lease_s
+        for switch_id in set(self.switches) - held:  # taken meanwhile (its lease had lapsed)
+            self._stop_switch(switch_id)
+        for switch_id in held:
+            poller = self.switches.get(switch_id)
+            if poller is not None:
+                poller.lease_until = lease_until
+            elif switch_id in self._inventory:
+                self._start_switch(self._inventory[switch_id], lease_until)
+        self.metrics.switches.set(len(self.switches))
+
+    def _clock(self) -> float:
+        return time.monotonic()
+
+    def _start_switch(self, watch: SwitchWatch, lease_until: float) -> None:
         poller = SwitchPoller(
             watch, self._pool, self._settings.telemetry_poll_interval_s, metrics=self.metrics
         )
+        poller.lease_until = lease_until
         stop = threading.Event()
         thread = threading.Thread(
             target=poller.run,
@@ -474,6 +547,7 @@ class Poller:
         )
         self.switches[watch.switch_id] = poller
         self._threads[watch.switch_id] = (thread, stop)
+        logger.info("polling switch %s", watch.switch_id)
         thread.start()
 
     def _stop_switch(self, switch_id: int) -> None:
@@ -482,78 +556,75 @@ class Poller:
         stop.set()
         thread.join(timeout=10)
         self.metrics.forget_switch(switch_id)
+        logger.info("stopped polling switch %s", switch_id)
 
-    @contextmanager
-    def _leadership(self, stop: threading.Event) -> Iterator[sa.Connection | None]:
-        """Hold the poller lock on a dedicated connection (None if ``stop`` came first)."""
-        while not stop.is_set():
-            try:
-                connection = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-            except sa.exc.SQLAlchemyError as exc:
-                logger.warning("poller waits for the database: %s", exc)
-                stop.wait(self._settings.telemetry_refresh_s)
-                continue
-            with connection:
-                if connection.scalar(sa.select(sa.func.pg_try_advisory_lock(POLLER_LOCK_KEY))):
-                    try:
-                        yield connection
-                    finally:  # the connection goes back to the pool: release the lock first
-                        with suppress(sa.exc.SQLAlchemyError):
-                            connection.scalar(
-                                sa.select(sa.func.pg_advisory_unlock(POLLER_LOCK_KEY))
-                            )
-                    return
-            logger.info("another poller is active on this database; standing by")
-            stop.wait(self._settings.telemetry_refresh_s)
-        yield None
+    def _lapse(self) -> None:
+        """Stop the switch pollers whose lease was not renewed in time."""
+        now = self._clock()
+        for switch_id, poller in list(self.switches.items()):
+            if poller.lease_until <= now:
+                logger.warning("lease of switch %s not renewed in time", switch_id)
+                self._stop_switch(switch_id)
+        self.metrics.switches.set(len(self.switches))
 
     def run(self, stop: threading.Event) -> None:
-        """Poll until ``stop`` is set; while the database connection holding the lock lives.
-        Serves the poller's metrics meanwhile, if `poller_metrics_port` is set."""
+        """Poll its share of the switches until ``stop`` is set, then give them up. Serves
+        the poller's metrics meanwhile, if `poller_metrics_port` is set."""
         server = None
         if self._settings.poller_metrics_port is not None:
             server, _ = self.metrics.serve(
                 self._settings.poller_metrics_host, self._settings.poller_metrics_port
             )
             self.metrics_port = server.server_port
-        try:
-            while not stop.is_set():
-                with self._leadership(stop) as lock:
-                    if lock is None:
-                        break
-                    self._lead(stop, lock)
-        finally:
-            if server is not None:
-                server.shutdown()
-                server.server_close()
-        self._dispatch.shutdown(wait=True)
-        self._redis.close()
-        self._engine.dispose()
-
-    def _lead(self, stop: threading.Event, lock: sa.Connection) -> None:
-        logger.info("telemetry poller active")
-        self.active.set()
-        self.metrics.active.set(1)
         sink_stop = threading.Event()
         sink = threading.Thread(target=self.sink.run, args=(sink_stop,), name="telemetry-sink")
+        sink.start()
+        logger.info("telemetry poller %s running", self.poller_id)
+        connection: sa.Connection | None = None
+        loaded = False
+        refresh_at = 0.0
         try:
-            self.alerts.load()
-            sink.start()
             while not stop.is_set():
+                started = self._clock()
                 try:
-                    self.refresh()
+                    if connection is None:
+                        connection = self._engine.connect().execution_options(
+                            isolation_level="AUTOCOMMIT"
+                        )
+                    if not loaded:
+                        self.alerts.load()
+                        loaded = True
+                    if started >= refresh_at:
+                        self.refresh()
+                        refresh_at = started + self._settings.telemetry_refresh_s
+                    self.lease_round(connection)
                 except sa.exc.SQLAlchemyError as exc:
-                    logger.warning("inventory not refreshed: %s", exc)
-                stop.wait(self._settings.telemetry_refresh_s)
-                lock.scalar(sa.select(1))  # raises once the lock's connection is gone
-        except sa.exc.SQLAlchemyError as exc:
-            logger.warning("poller lost its database lock, stepping down: %s", exc)
+                    logger.warning("lease round failed: %s", exc)
+                    if connection is not None:
+                        with suppress(sa.exc.SQLAlchemyError):
+                            connection.close()
+                        connection = None
+                self._lapse()
+                stop.wait(max(0.0, self.round_s - (self._clock() - started)))
         finally:
             self.active.clear()
             self.metrics.active.set(0)
-            self.metrics.switches.set(0)
             for switch_id in list(self.switches):
                 self._stop_switch(switch_id)
+            self.metrics.switches.set(0)
+            with suppress(sa.exc.SQLAlchemyError):
+                with self._engine.connect().execution_options(
+                    isolation_level="AUTOCOMMIT"
+                ) as leaving:
+                    leases.leave(leaving, self.poller_id)
+            if connection is not None:
+                with suppress(sa.exc.SQLAlchemyError):
+                    connection.close()
             sink_stop.set()
-            if sink.is_alive():
-                sink.join(timeout=10)
+            sink.join(timeout=10)
+            if server is not None:
+                server.shutdown()
+                server.server_close()
+            self._dispatch.shutdown(wait=True)
+            self._redis.close()
+            self._engine.dispose()

@@ -37,7 +37,7 @@ class PollerMetrics:
         r = self.registry
         self.active = Gauge(
             "sliceportal_poller_active",
-            "1 while this poller holds the poller lock and polls, 0 while it stands by",
+            "1 while this poller is a live member polling its share of the switches",
             registry=r,
         )
         self.switches = Gauge(
