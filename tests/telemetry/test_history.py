@@ -20,6 +20,9 @@ from utils import factories
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 """A minute boundary, far enough in the past for every age cutoff."""
 T1 = T0 + dt.timedelta(days=1)
+ROWS_ONLY = 7_000_007
+"""A slice id no slice of the API gets (ids count from 1 in a run): samples written straight
+into the table, not mixed with the samples of slices other tests create."""
 TARGET = dp.histogram_target(0.02)
 """The samples' histogram target unless said: edges 1.25, 2.5, 5, 10, 15, 17.5, 20 ms."""
 
@@ -199,14 +202,16 @@ def test_retention_deletes_old_rows(db: sessionmaker[Session], slice_id: int) ->
 def test_samples_are_copied_with_their_registers_escaped(db: sessionmaker[Session]) -> None:
     odd = {"vq_delay_s": 0.5, "note": "tab\there, back\\slash, line\nbreak, \\N"}
     records = [
-        store.SampleRecord(7, 2, T0, 0.25, counts(3), TARGET, counters_reset=True, registers=odd),
-        store.SampleRecord(7, 2, T0 + dt.timedelta(seconds=1), 1.0, counts(4), TARGET),
+        store.SampleRecord(
+            ROWS_ONLY, 2, T0, 0.25, counts(3), TARGET, counters_reset=True, registers=odd
+        ),
+        store.SampleRecord(ROWS_ONLY, 2, T0 + dt.timedelta(seconds=1), 1.0, counts(4), TARGET),
     ]
     with db() as session:
         assert store.insert_samples(session, records) == 2
         session.commit()
         rows = session.scalars(
-            select(TelemetrySample).where(TelemetrySample.slice_id == 7).order_by("t")
+            select(TelemetrySample).where(TelemetrySample.slice_id == ROWS_ONLY).order_by("t")
         ).all()
     assert [row.registers for row in rows] == [odd, None]
     assert [(row.interval_s, row.counters_reset, row.t, row.hist_target) for row in rows] == [
@@ -222,9 +227,9 @@ def test_histograms_of_different_targets_are_never_added(
     db: sessionmaker[Session],
     slice_id: int,
 ) -> None:
-    """The slice's target goes from 20 to 30 ms at 12:00:30 (of T1: other tests write a slice
-    7 at T0): that minute keeps one row per target when downsampled, a coarser history one
-    bucket per target, each on its edges."""
+    """The slice's target goes from 20 to 30 ms at 12:00:30 (of T1: other tests write samples
+    at T0): that minute keeps one row per target when downsampled, a coarser history one bucket
+    per target, each on its edges."""
     thirty = dp.histogram_target(0.03)
     add_samples(db, slice_id, T1, 30, rq_bucket=7)  # 20 ms or more
     add_samples(db, slice_id, T1 + dt.timedelta(seconds=30), 90, target=thirty, rq_bucket=7)
