@@ -85,18 +85,24 @@ def create_slice(
     return SlicePublic.model_validate(service.create_slice(session, context, body))
 
 
-_FILE_SCHEMA = {"schema": {"type": "string"}}
+_FILES = {
+    "text/csv": {"schema": {"type": "string"}},
+    "application/yaml": {
+        "schema": {"type": "array", "items": {"$ref": "#/components/schemas/SliceCreate"}}
+    },
+}
+"""The two formats: CSV is text; YAML is a list of what `POST /slices` takes."""
 IMPORT_BODY: dict[str, Any] = {
     "requestBody": {
         "required": True,
         "description": "Slices as CSV (a header row, then one slice per row) or as YAML (a "
         "list of slices); docs/api.md, 'Import and export'.",
-        "content": dict.fromkeys(MEDIA_TYPES.values(), _FILE_SCHEMA),
+        "content": _FILES,
     }
 }
 EXPORT_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
-        "content": dict.fromkeys(MEDIA_TYPES.values(), _FILE_SCHEMA),
+        "content": _FILES,
         "description": "Every slice, as a file the import takes back.",
     }
 }

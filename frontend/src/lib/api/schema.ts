@@ -3670,7 +3670,7 @@ export interface operations {
         requestBody: {
             content: {
                 "text/csv": string;
-                "application/yaml": string;
+                "application/yaml": components["schemas"]["SliceCreate"][];
             };
         };
         responses: {
@@ -3713,7 +3713,7 @@ export interface operations {
                 };
                 content: {
                     "text/csv": string;
-                    "application/yaml": string;
+                    "application/yaml": components["schemas"]["SliceCreate"][];
                 };
             };
             /** @description An error, as RFC 9457 problem details */
