@@ -18,7 +18,6 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from sliceportal.db import changes, outbox
-from sliceportal.db.base import json_value
 from sliceportal.db.changes import Change, ChangeContext
 from sliceportal.db.models import Slice, SliceSla
 from sliceportal.db.queries import links as link_queries
@@ -252,11 +251,7 @@ def _store(
     session: Session, context: ChangeContext, rows: list[_Row], locked: queries.Locked
 ) -> list[int]:
     """Insert the rows, admit every link they cross at once, log and commit."""
-    inserts = [
-        {key: json_value(value) for key, value in row.values.items()}
-        | {"state": SliceState.PENDING.value}
-        for row in rows
-    ]
+    inserts = [row.values | {"state": SliceState.PENDING} for row in rows]
     created = {slice_["name"]: slice_ for slice_ in queries.insert_slices(session, inserts)}
     ids = [created[row.values["name"]]["id"] for row in rows]
     slas, switch_rows, link_rows = [], [], []
@@ -281,8 +276,10 @@ def _store(
             None,
             Slice.snapshot_of(created[row.values["name"]])
             | {"sla": SliceSla.snapshot_of(row.data.sla.model_dump())}
-            | {"link_ids": sorted(row.data.link_ids)},
-            read_dp_sids=True,
+            | {
+                "link_ids": sorted(row.data.link_ids),
+                "dp_sids": {str(switch): dp_sid for switch, dp_sid in sorted(row.dp_sids.items())},
+            },
         )
         for row, slice_id in zip(rows, ids, strict=True)
     ]

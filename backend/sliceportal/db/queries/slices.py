@@ -11,6 +11,7 @@ ascending id, one statement: `queries.links`; link updates take the same locks).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -426,11 +427,17 @@ SELECT slice_id, link_id, switch_id FROM jsonb_populate_recordset(NULL::slice_li
 """
 
 
+def _dumps(value: object) -> str:
+    """JSON of slice columns as the services hold them: enumerations are strings already,
+    prefixes (`IPv4Network`) become their text; one pass, no copy of the rows."""
+    return json.dumps(value, default=str)
+
+
 def insert_slices(session: Session, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Insert many slices (their columns as JSON values, `_SLICE_COLUMNS`) in one statement;
+    """Insert many slices (their columns, `_SLICE_COLUMNS`) in one statement;
     their stored columns, in no particular order (match them by name)."""
     with driver(session).cursor() as cursor:
-        cursor.execute(_INSERT_SLICES, (Jsonb(rows),))
+        cursor.execute(_INSERT_SLICES, (Jsonb(rows, dumps=_dumps),))
         columns = [column.name for column in cursor.description or ()]
         return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
