@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from fastapi.testclient import TestClient
 from httpx import Response
 
 from utils.factories import MBIT, create_link, slice_body, unique, unique_prefix
+from utils.server import running_server
 
 URL = "/api/v1/slices"
 Headers = dict[str, str]
@@ -268,3 +272,47 @@ def test_export_imports_back_to_the_same_slices(
     response = _import(client, operator_headers, text, CSV if file_format == "csv" else YAML)
     assert response.status_code == 201, response.text
     assert exported()[1] == documents
+
+
+def test_an_end_to_end_target_is_checked_on_the_row_s_path(
+    client: TestClient, operator_headers: Headers, links: list[dict[str, Any]]
+) -> None:
+    path = [link["id"] for link in links]
+    rows = [
+        slice_body(path, vlan_id=None, e2e_delay_target_s=0.05),
+        slice_body(path, vlan_id=None, e2e_delay_target_s=1e-6),  # below two hops' bounds
+    ]
+    response = _import(client, operator_headers, yaml.safe_dump(rows), YAML)
+    assert _row_errors(response, 409) == [(2, "e2e_delay_target_s")]
+    assert response.json()["violations"][0]["kind"] == "end-to-end"
+    assert _names_stored(client, operator_headers, [r["name"] for r in rows]) == []
+
+
+def test_concurrent_imports_and_creations_of_one_entry_admit_exactly_one(
+    app: Any, client: TestClient, operator_headers: Headers
+) -> None:
+    """The import takes the switch and link locks of single creations, in the same order: of
+    imports and creations racing for one prefix on one link, one wins, the others get 409."""
+    link = create_link(client, operator_headers)
+    prefix = unique_prefix()
+
+    def batch() -> list[dict[str, Any]]:
+        rows = [slice_body([link["id"]]) for _ in range(20)]
+        rows[-1]["ipv4_prefixes"] = [prefix]
+        return rows
+
+    with running_server(app) as base, httpx.Client(base_url=base, timeout=60) as http:
+
+        def attempt(number: int) -> int:
+            if number % 2:
+                body = slice_body([link["id"]], ipv4_prefixes=[prefix])
+                return http.post(URL, json=body, headers=operator_headers).status_code
+            text = yaml.safe_dump(batch())
+            headers = operator_headers | YAML
+            return http.post(f"{URL}/import", content=text, headers=headers).status_code
+
+        with ThreadPoolExecutor(8) as pool:
+            statuses = Counter(pool.map(attempt, range(8)))
+    assert statuses == {201: 1, 409: 7}
+    stored = client.get(URL, params={"prefix": prefix}, headers=operator_headers).json()
+    assert stored["count"] == 1
