@@ -316,3 +316,19 @@ def test_concurrent_imports_and_creations_of_one_entry_admit_exactly_one(
     assert statuses == {201: 1, 409: 7}
     stored = client.get(URL, params={"prefix": prefix}, headers=operator_headers).json()
     assert stored["count"] == 1
+
+
+def test_abc_memories_count_the_rows_before(
+    client: TestClient, operator_headers: Headers, links: list[dict[str, Any]]
+) -> None:
+    """A switch has decay rows for 16 distinct memories: the 17th distinct one among the
+    rows is refused, naming its row; a memory a row before it uses fits."""
+    rows = [
+        slice_body([links[0]["id"]], scheme="abc", abc={"meter_memory_s": 0.01 * (1 + n)})
+        for n in range(17)
+    ]
+    rows.append(slice_body([links[0]["id"]], scheme="abc", abc={"meter_memory_s": 0.01}))
+    response = _import(client, operator_headers, yaml.safe_dump(rows), YAML)
+    assert _row_errors(response, 409) == [(17, "abc.meter_memory_s")]
+    response = _import(client, operator_headers, yaml.safe_dump(rows[:16] + rows[17:]), YAML)
+    assert response.status_code == 201, response.text
