@@ -161,6 +161,8 @@ def _from_service(exc: errors.ServiceError) -> Problem:
                 field=field,
                 errors=[{"field": each, "message": exc.detail} for each in fields],
             )
+        case errors.RowsRejectedError():
+            return _from_rows(exc)
         case errors.AdmissionRejectedError():
             violations = [v for link in exc.links for v in link["violations"]]
             fixes = [fix for link in exc.links for fix in link["fixes"]]
@@ -174,6 +176,27 @@ def _from_service(exc: errors.ServiceError) -> Problem:
             )
         case _:
             return Problem(409, "conflict", exc.detail, title="Conflict", field=field)
+
+
+def _from_rows(exc: errors.RowsRejectedError) -> Problem:
+    """An import refused: every offending row in `errors` (row, field within it, reason), and
+    admission's violations and fixes when admission refused it."""
+    found = [
+        {"row": error.row, "field": error.field, "message": error.message} for error in exc.rows
+    ]
+    if exc.invalid:
+        return Problem(422, "validation-error", exc.detail, title="Invalid request", errors=found)
+    if exc.links:
+        return Problem(
+            409,
+            "admission-rejected",
+            exc.detail,
+            title="Slices would miss their delay bounds",
+            errors=found,
+            violations=[v for link in exc.links for v in link["violations"]],
+            fixes=[fix for link in exc.links for fix in link["fixes"]],
+        )
+    return Problem(409, "conflict", exc.detail, title="Conflict", errors=found)
 
 
 def _from_integrity(error: BaseException | None) -> Problem:

@@ -16,6 +16,7 @@ from sliceportal.cli import (
     CliError,
     accounts,
     analysis,
+    bulk,
     experiment,
     poller,
     report,
@@ -38,6 +39,7 @@ REGISTRARS: tuple[Callable[[Subparsers], None], ...] = (
     poller.register,
     report.register,
     shell.register,
+    bulk.register,
 )
 
 

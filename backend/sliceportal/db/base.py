@@ -83,6 +83,7 @@ class ChangeLogged:
     """
 
     __snapshot_exclude__: ClassVar[frozenset[str]] = frozenset({"created_at", "updated_at"})
+    _snapshot_key_cache: ClassVar[list[str]]
     entity_type: ClassVar[EntityType]
     if TYPE_CHECKING:  # declared by each model; an annotation here would map a column
         id: int
@@ -103,8 +104,14 @@ class ChangeLogged:
 
     @classmethod
     def _snapshot_keys(cls) -> list[str]:
-        return [
-            column.key
-            for column in class_mapper(cls).column_attrs
-            if column.key not in cls.__snapshot_exclude__
-        ]
+        """The model's snapshot columns, looked up once per model (an import snapshots
+        thousands of rows)."""
+        keys: list[str] | None = cls.__dict__.get("_snapshot_key_cache")
+        if keys is None:
+            keys = [
+                column.key
+                for column in class_mapper(cls).column_attrs
+                if column.key not in cls.__snapshot_exclude__
+            ]
+            cls._snapshot_key_cache = keys
+        return keys

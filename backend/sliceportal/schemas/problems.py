@@ -17,10 +17,13 @@ _CLOSED = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 @with_config(_CLOSED)
 class ProblemFieldError(TypedDict):
-    """One input at fault: its location (`body.rate_bps`, `query.limit`) and why."""
+    """One input at fault: its location (`body.rate_bps`, `query.limit`; in an import, the
+    field of row `row`: `rate_bps`) and why."""
 
     field: str | None
     message: str
+    row: NotRequired[int]
+    """The row of an import at fault (1: the first slice), with `field` inside that row."""
 
 
 @with_config(_CLOSED)

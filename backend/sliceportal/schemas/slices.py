@@ -329,3 +329,10 @@ class SlicePublic(PublicModel):
 
 
 SlicesPublic = Page[SlicePublic]
+
+
+class SlicesImported(PublicModel):
+    """What an import created: its slices' ids, in the order of the file's rows."""
+
+    count: int
+    ids: list[int]

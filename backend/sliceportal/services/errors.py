@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -39,3 +40,32 @@ class AdmissionRejectedError(ServiceError):
     def __init__(self, detail: str, links: list[dict[str, Any]]) -> None:
         super().__init__(detail)
         self.links = links
+
+
+@dataclass(frozen=True)
+class RowError:
+    """One offending row of an import: its number (1 is the first slice), the field at fault
+    (`rate_bps`, `codel.target_s`; None when the row as a whole is) and why."""
+
+    row: int
+    field: str | None
+    message: str
+
+
+class RowsRejectedError(ServiceError):
+    """An import refused as a whole, with every offending row found. `invalid`: input that is
+    not acceptable (422) rather than a conflict with stored state (409); `links`: admission's
+    violations and fixes, when admission refused the batch."""
+
+    def __init__(
+        self,
+        detail: str,
+        rows: list[RowError],
+        *,
+        invalid: bool,
+        links: list[dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.rows = rows
+        self.invalid = invalid
+        self.links = links or []

@@ -53,7 +53,7 @@ slices with an end-to-end target that cross them)."""
 
 ABC_PLACED_FIELDS = frozenset({"scheme", "abc", "link_ids"})
 """Changing any of these on an abc slice checks again that the switches it crosses have room
-for its memories in their decay tables (`_refuse_new_memory`)."""
+for its memories in their decay tables (`refuse_new_memory`)."""
 
 MATCH_FIELDS = frozenset({"vlan_id", "ipv4_prefixes", "link_ids"})
 """Changing any of these checks again that no other slice holds one of the slice's classifier
@@ -155,7 +155,7 @@ def _abc_columns(values: dict[str, Any], abc: AbcParameters | None, given: bool)
     values.update({column: resolved[column.removeprefix("abc_")] for column in ABC_COLUMNS})
 
 
-def _refuse_new_memory(locked: queries.Locked, policy: SlicePolicy) -> None:
+def refuse_new_memory(locked: queries.Locked, policy: SlicePolicy) -> None:
     """409 when the slice's ABC memory would be one more than a switch it crosses has decay
     rows for (`dataplane.check_decay_memories` on the abc slices there, `locked.abc_held`,
     then this one): the reconciler could not deploy it there. Slices of equal memories share
@@ -238,17 +238,17 @@ def _lock(
     abc_links: set[int] | None = None,
 ) -> queries.Locked:
     """`queries.lock`, then 422 if one of `link_ids` is gone (when links were locked) and 409
-    if another slice holds one of `match`'s classifier entries (`_refuse_clash`)."""
+    if another slice holds one of `match`'s classifier entries (`refuse_clash`)."""
     locked = queries.lock(session, link_ids, match, changed, slice_id, insert, abc_links)
     missing = link_ids - locked.links.keys() if changed is not None else set()
     if missing:
         raise InvalidFieldError(f"link {min(missing)} does not exist", field="link_ids")
     if match is not None:
-        _refuse_clash(match, locked)
+        refuse_clash(match, locked)
     return locked
 
 
-def _refuse_clash(match: queries.Match, locked: queries.Locked) -> None:
+def refuse_clash(match: queries.Match, locked: queries.Locked) -> None:
     """409 when the slice would need an entry that another slice holds with another action on a
     switch it crosses (`locked.clashing`), or would route one prefix out of two ports of one
     switch (`locked.exits`): the switch could take only one of them.
@@ -374,6 +374,16 @@ def _set_links(
 
 
 def create_slice(session: Session, context: ChangeContext, data: SliceCreate) -> Slice:
+    values, policy = prepare(data)
+    slice_id = admission.retrying(session, lambda: _create(session, context, data, values, policy))
+    return get_slice(session, slice_id)
+
+
+def prepare(data: SliceCreate) -> tuple[dict[str, Any], SlicePolicy]:
+    """A new slice's columns as they will be stored (burst limit, delay target, CoDel and ABC
+    parameters resolved) and its data-plane policy, after the rules across fields
+    (`_check_rules`); an InvalidFieldError naming the field otherwise. What a creation checks
+    before touching the database, one slice or an import's many (`services.bulk`)."""
     values = data.model_dump(exclude={"sla", "link_ids", "dp_sid", "burst_bytes"})
     _burst_limit(values, data.burst_bytes, given_limit=data.burst_limit_s is not None)
     if values["burst_limit_s"] is None:
@@ -384,9 +394,7 @@ def create_slice(session: Session, context: ChangeContext, data: SliceCreate) ->
         values["delay_target_s"] = values["burst_limit_s"]
     _codel_columns(values, data.codel, given=data.codel is not None)
     _abc_columns(values, data.abc, given=data.abc is not None)
-    policy = _check_rules(values)
-    slice_id = admission.retrying(session, lambda: _create(session, context, data, values, policy))
-    return get_slice(session, slice_id)
+    return values, _check_rules(values)
 
 
 def _create(
@@ -417,7 +425,7 @@ def _create(
     assert locked.created is not None
     slice_id: int = locked.created["id"]
     if abc_links is not None:
-        _refuse_new_memory(locked, policy)
+        refuse_new_memory(locked, policy)
     _admit(session, values, slice_id, locked.links, link_ids, locked.stored)
     after = Slice.snapshot_of(locked.created) | {
         "sla": SliceSla.snapshot_of(sla),
@@ -462,11 +470,11 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
             session, link_ids | set(row.link_ids), match, link_ids, row.id, abc_links=abc_links
         )
         if abc_links is not None:
-            _refuse_new_memory(locked, policy)
+            refuse_new_memory(locked, policy)
     elif match is not None or abc_links is not None:
         switches = _lock(session, link_ids, match, None, row.id, abc_links=abc_links)
         if abc_links is not None:
-            _refuse_new_memory(switches, policy)
+            refuse_new_memory(switches, policy)
     if "name" in given:  # the slice's own name is its own (the unique index)
         _check_name_free(session, values["name"], row.id)
     if locked is not None:

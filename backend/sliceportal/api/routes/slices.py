@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from ipaddress import IPv4Network
+from typing import Annotated, Any
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Depends, Query, Request, Response, status
 from sqlalchemy import exists
 
 from sliceportal.api.deps import (
@@ -14,17 +15,22 @@ from sliceportal.api.deps import (
     paginate,
     select_where,
 )
+from sliceportal.api.problems import Problem
 from sliceportal.db.models import Slice, SliceLink, SliceSwitch
+from sliceportal.schemas import slicefiles
 from sliceportal.schemas.choices import QueueScheme, SliceState
 from sliceportal.schemas.common import FilterText, RowId
+from sliceportal.schemas.slicefiles import MEDIA_TYPES, FileError, FileFormat
 from sliceportal.schemas.slices import (
     Priority,
     SliceCreate,
     SlicePublic,
+    SlicesImported,
     SlicesPublic,
     SliceUpdate,
     VlanId,
 )
+from sliceportal.services import bulk
 from sliceportal.services import slices as service
 
 router = APIRouter(prefix="/slices", tags=["slices"])
@@ -77,6 +83,91 @@ def create_slice(
     """Create a slice (state `pending`) after admission on every link it crosses: 409
     admission-rejected, with the violations and the fixes, when it does not fit."""
     return SlicePublic.model_validate(service.create_slice(session, context, body))
+
+
+_FILES = {
+    "text/csv": {"schema": {"type": "string"}},
+    "application/yaml": {
+        "schema": {"type": "array", "items": {"$ref": "#/components/schemas/SliceCreate"}}
+    },
+}
+"""The two formats: CSV is text; YAML is a list of what `POST /slices` takes."""
+IMPORT_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "description": "Slices as CSV (a header row, then one slice per row) or as YAML (a "
+        "list of slices); docs/api.md, 'Import and export'.",
+        "content": _FILES,
+    }
+}
+EXPORT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": _FILES,
+        "description": "Every slice, as a file the import takes back.",
+    }
+}
+
+
+async def _upload(request: Request) -> tuple[FileFormat, bytes]:
+    """The import's body and its format (Content-Type), read in the event loop."""
+    content_type = request.headers.get("content-type", "")
+    file_format = slicefiles.media_format(content_type)
+    if file_format is None:
+        raise Problem(
+            415,
+            "unsupported-media-type",
+            f"an import is {' or '.join(MEDIA_TYPES.values())}, not {content_type or 'untyped'}",
+            title="Unsupported media type",
+        )
+    return file_format, await request.body()
+
+
+UploadDep = Annotated[tuple[FileFormat, bytes], Depends(_upload)]
+
+
+@router.post("/import", status_code=status.HTTP_201_CREATED, openapi_extra=IMPORT_BODY)
+def import_slices(
+    session: SessionDep, _: OperatorUser, context: ChangeContextDep, upload: UploadDep
+) -> SlicesImported:
+    """Create every slice of a CSV or YAML file in one transaction, or none: each row is
+    validated as `POST /slices` validates a body, and admission runs once per link with all
+    the file's slices on it. A refusal lists every offending row in `errors` (`row`,
+    `field`, `message`): 422 invalid rows, 409 conflicts or admission-rejected."""
+    file_format, data = upload
+    try:
+        documents = slicefiles.parse(data, file_format)
+    except FileError as exc:
+        error: dict[str, Any] = {"field": "body", "message": exc.message}
+        if exc.row is not None:
+            error = {"row": exc.row, "field": None, "message": exc.message}
+        raise Problem(
+            422,
+            "validation-error",
+            exc.message,
+            title="Invalid request",
+            field="body",
+            errors=[error],
+        ) from None
+    ids = bulk.import_slices(session, context, documents)
+    return SlicesImported(count=len(ids), ids=ids)
+
+
+@router.get("/export", response_class=Response, responses=EXPORT_RESPONSES)
+def export_slices(
+    session: SessionDep,
+    _: ViewerUser,
+    file_format: Annotated[
+        FileFormat, Query(alias="format", description="csv (the default) or yaml")
+    ] = FileFormat.CSV,
+) -> Response:
+    """Every slice, by id, as CSV or YAML that `POST /slices/import` takes back."""
+    rows = session.scalars(service.slice_query().order_by(Slice.id))
+    documents = (slicefiles.export_document(SlicePublic.model_validate(row)) for row in rows)
+    return Response(
+        slicefiles.render(documents, file_format),
+        media_type=MEDIA_TYPES[file_format],
+        headers={"Content-Disposition": f'attachment; filename="slices.{file_format.value}"'},
+    )
 
 
 @router.get("/{slice_id}")

@@ -11,6 +11,7 @@ ascending id, one statement: `queries.links`; link updates take the same locks).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from ipaddress import IPv4Network
 from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 from sqlalchemy.orm import Session
 
 from sliceportal.db import changes
@@ -319,3 +321,138 @@ def _dp_sid_use(
         use = cursor.fetchall()
     session.rollback()
     return use
+
+
+_TAKEN_NAMES = "SELECT name FROM slices WHERE name = ANY(%s)"
+_LINK_EXITS = "SELECT id, switch_id, port FROM links WHERE id = ANY(%s)"
+BATCH_CLASHES = """
+WITH sharing AS MATERIALIZED (
+    SELECT id FROM slices WHERE ipv4_prefixes && %(prefixes)s::cidr[]
+    UNION
+    SELECT id FROM slices WHERE vlan_id = ANY(%(vlans)s::integer[])
+)
+SELECT links.switch_id, links.port, slices.id, slices.name, slices.vlan_id,
+       slices.ipv4_prefixes
+FROM sharing
+JOIN slices ON slices.id = sharing.id
+JOIN slice_links here ON here.slice_id = sharing.id
+JOIN links ON links.id = here.link_id
+WHERE links.switch_id = ANY(%(switches)s)
+ORDER BY slices.id, links.id
+"""
+"""`MATCH_CLASHES` for a whole import: the stored slices sharing a prefix or a VLAN with any
+of its slices, where they leave the switches the import crosses (a narrowing; which of them
+clash with which new slice is `matchclash.first_clash`'s to decide)."""
+_HELD_DP_SIDS = "SELECT switch_id, dp_sid FROM slice_switches WHERE switch_id = ANY(%s)"
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What an import (`services.bulk`) read under its locks, besides `locked` (the switches
+    and links of all its slices, as `lock` locks them for one)."""
+
+    locked: Locked
+    taken: set[str]
+    """The import's names that stored slices hold."""
+    exits: dict[int, tuple[int, int]]
+    """Switch and egress port of each link of the import, by link id."""
+    clashing: list[Any]
+    """The rows of `BATCH_CLASHES`."""
+    abc_held: list[dict[str, Any]]
+    """The rows of `ABC_HELD` on the switches of the import's abc slices."""
+    dp_sids: dict[int, set[int]]
+    """The DP_SIDs held on each switch of the import."""
+
+
+def lock_batch(
+    session: Session,
+    link_ids: set[int],
+    names: list[str],
+    vlans: list[int],
+    prefixes: list[str],
+    abc_links: set[int],
+) -> Batch:
+    """Lock the switches and links of an import's slices as `lock` locks those of one (the
+    links and the paths crossing them: every link the import adds to is changed), then read
+    in one round trip what its checks need: names taken, exits, possible classifier clashes,
+    ABC memories held and DP_SIDs held."""
+    locked = lock(session, link_ids, None, link_ids, 0)
+    switches = list(locked.switches)
+    connection = driver(session)
+    with ExitStack() as stack:
+        stack.enter_context(connection.pipeline())
+        cursors = [stack.enter_context(connection.cursor()) for _ in range(5)]
+        naming, leaving, matching, holding, numbering = cursors
+        naming.execute(_TAKEN_NAMES, (names,))
+        leaving.execute(_LINK_EXITS, (list(link_ids),))
+        matching.execute(
+            BATCH_CLASHES, {"prefixes": prefixes, "vlans": vlans, "switches": switches}
+        )
+        holding.execute(ABC_HELD, {"links": list(abc_links), "slice": 0})
+        numbering.execute(_HELD_DP_SIDS, (switches,))
+        taken = {row[0] for row in naming.fetchall()}
+        exits = {row[0]: (row[1], row[2]) for row in leaving.fetchall()}
+        clashing = matching.fetchall()
+        columns = [column.name for column in holding.description or ()]
+        held = [dict(zip(columns, row, strict=True)) for row in holding.fetchall()]
+        dp_sids: dict[int, set[int]] = {switch_id: set() for switch_id in switches}
+        for switch_id, dp_sid in numbering.fetchall():
+            dp_sids[switch_id].add(dp_sid)
+    return Batch(locked, taken, exits, clashing, held, dp_sids)
+
+
+_SLICE_COLUMNS = """name, description, vlan_id, ipv4_prefixes, rate_bps, burst_limit_s,
+delay_target_s, e2e_delay_target_s, priority, scheme, marking_threshold_s, codel_target_s,
+codel_interval_s, codel_ecn_mark, abc_meter_memory_s, abc_average_memory_s,
+abc_reference_rate_bps, abc_q_min_s, abc_q_base_s, abc_gamma_s, abc_key, abc_prefix_length,
+max_packet_bytes, state"""
+_INSERT_SLICES = f"""
+INSERT INTO slices ({_SLICE_COLUMNS})
+SELECT {_SLICE_COLUMNS} FROM jsonb_populate_recordset(NULL::slices, %s)
+RETURNING *
+"""
+_INSERT_SLAS = """
+INSERT INTO slice_slas (slice_id, max_delay_s, min_throughput_bps, max_loss_ratio,
+                        max_mark_ratio)
+SELECT slice_id, max_delay_s, min_throughput_bps, max_loss_ratio, max_mark_ratio
+FROM jsonb_populate_recordset(NULL::slice_slas, %s)
+"""
+_INSERT_SWITCH_ROWS = """
+INSERT INTO slice_switches (slice_id, switch_id, dp_sid)
+SELECT slice_id, switch_id, dp_sid FROM jsonb_populate_recordset(NULL::slice_switches, %s)
+"""
+_INSERT_LINK_ROWS = """
+INSERT INTO slice_links (slice_id, link_id, switch_id)
+SELECT slice_id, link_id, switch_id FROM jsonb_populate_recordset(NULL::slice_links, %s)
+"""
+
+
+def _dumps(value: object) -> str:
+    """JSON of slice columns as the services hold them: enumerations are strings already,
+    prefixes (`IPv4Network`) become their text; one pass, no copy of the rows."""
+    return json.dumps(value, default=str)
+
+
+def insert_slices(session: Session, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Insert many slices (their columns, `_SLICE_COLUMNS`) in one statement;
+    their stored columns, in no particular order (match them by name)."""
+    with driver(session).cursor() as cursor:
+        cursor.execute(_INSERT_SLICES, (Jsonb(rows, dumps=_dumps),))
+        columns = [column.name for column in cursor.description or ()]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def insert_relations(
+    session: Session,
+    slas: list[dict[str, Any]],
+    switch_rows: list[dict[str, Any]],
+    link_rows: list[dict[str, Any]],
+) -> None:
+    """The SLAs, DP_SIDs (`slice_switches`) and links (`slice_links`) of slices just inserted,
+    in one round trip; the link rows last (their foreign key needs the DP_SID rows, and their
+    statement triggers add the slices to the links' level sums)."""
+    connection = driver(session)
+    with connection.pipeline(), connection.cursor() as cursor:
+        cursor.execute(_INSERT_SLAS, (Jsonb(slas),))
+        cursor.execute(_INSERT_SWITCH_ROWS, (Jsonb(switch_rows),))
+        cursor.execute(_INSERT_LINK_ROWS, (Jsonb(link_rows),))

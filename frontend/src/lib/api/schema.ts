@@ -347,6 +347,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/slices/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import Slices
+         * @description Create every slice of a CSV or YAML file in one transaction, or none: each row is
+         *     validated as `POST /slices` validates a body, and admission runs once per link with all
+         *     the file's slices on it. A refusal lists every offending row in `errors` (`row`,
+         *     `field`, `message`): 422 invalid rows, 409 conflicts or admission-rejected.
+         */
+        post: operations["slices-import_slices"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/slices/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Slices
+         * @description Every slice, by id, as CSV or YAML that `POST /slices/import` takes back.
+         */
+        get: operations["slices-export_slices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/slices/{slice_id}": {
         parameters: {
             query?: never;
@@ -1169,6 +1212,11 @@ export interface components {
          * @enum {string}
          */
         EntityType: "switch" | "link" | "slice" | "user" | "api_token" | "alert";
+        /**
+         * FileFormat
+         * @enum {string}
+         */
+        FileFormat: "csv" | "yaml";
         /** Finding */
         Finding: {
             /**
@@ -1983,6 +2031,16 @@ export interface components {
             /** Link Ids */
             link_ids?: number[];
         };
+        /**
+         * SlicesImported
+         * @description What an import created: its slices' ids, in the order of the file's rows.
+         */
+        SlicesImported: {
+            /** Count */
+            count: number;
+            /** Ids */
+            ids: number[];
+        };
         /** StreamTicket */
         StreamTicket: {
             /**
@@ -2391,13 +2449,19 @@ export interface components {
         };
         /**
          * ProblemFieldError
-         * @description One input at fault: its location (`body.rate_bps`, `query.limit`) and why.
+         * @description One input at fault: its location (`body.rate_bps`, `query.limit`; in an import, the
+         *     field of row `row`: `rate_bps`) and why.
          */
         ProblemFieldError: {
             /** Field */
             field: string | null;
             /** Message */
             message: string;
+            /**
+             * Row
+             * @description The row of an import at fault (1: the first slice), with `field` inside that row.
+             */
+            row?: number;
         };
         /** ProblemHop */
         ProblemHop: {
@@ -2649,6 +2713,7 @@ export type DelayCurves = components['schemas']['DelayCurves'];
 export type DpSidPublic = components['schemas']['DpSidPublic'];
 export type EndToEnd = components['schemas']['EndToEnd'];
 export type EntityType = components['schemas']['EntityType'];
+export type FileFormat = components['schemas']['FileFormat'];
 export type Finding = components['schemas']['Finding'];
 export type Growth = components['schemas']['Growth'];
 export type Headroom = components['schemas']['Headroom'];
@@ -2692,6 +2757,7 @@ export type SlicePublic = components['schemas']['SlicePublic'];
 export type SliceReport = components['schemas']['SliceReport'];
 export type SliceState = components['schemas']['SliceState'];
 export type SliceUpdate = components['schemas']['SliceUpdate'];
+export type SlicesImported = components['schemas']['SlicesImported'];
 export type StreamTicket = components['schemas']['StreamTicket'];
 export type Summary = components['schemas']['Summary'];
 export type SwitchCreate = components['schemas']['SwitchCreate'];
@@ -3580,6 +3646,74 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SlicePublic"];
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "slices-import_slices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Slices as CSV (a header row, then one slice per row) or as YAML (a list of slices); docs/api.md, 'Import and export'. */
+        requestBody: {
+            content: {
+                "text/csv": string;
+                "application/yaml": components["schemas"]["SliceCreate"][];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlicesImported"];
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "slices-export_slices": {
+        parameters: {
+            query?: {
+                /** @description csv (the default) or yaml */
+                format?: components["schemas"]["FileFormat"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every slice, as a file the import takes back. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/yaml": components["schemas"]["SliceCreate"][];
                 };
             };
             /** @description An error, as RFC 9457 problem details */
