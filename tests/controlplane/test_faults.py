@@ -274,7 +274,10 @@ def test_a_worker_killed_mid_push_leaves_nothing_missing_or_extra_within_10_s(
         took = time.monotonic() - killed_at
         if kill == "pool":  # acks_late + reject_on_worker_lost: the interrupted tasks came back
             interrupted = _running(log_before_kill)
-            assert interrupted and "WorkerLostError" in log_of(plane.worker)
+            assert interrupted
+            # the master logs the lost task when it reaps the killed process, which on a busy
+            # machine can come after the switch already converged
+            wait_until_logged(plane.worker, "WorkerLostError", 10)
             wait_for(
                 lambda: all(
                     f"[{task}] received" in _after(plane, log_before_kill) for task in interrupted
