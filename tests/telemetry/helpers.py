@@ -69,6 +69,24 @@ class SwitchCounters:
         self.controller.close()
 
 
+def _move_off(client: TestClient, headers: dict[str, str], address: str) -> None:
+    skip = 0
+    while True:
+        page = client.get(
+            "/api/v1/switches", params={"skip": skip, "limit": 1000}, headers=headers
+        ).json()
+        for switch in page["data"]:
+            if switch["address"] == address:
+                moved = factories.switch_body()["address"]
+                response = client.patch(
+                    f"/api/v1/switches/{switch['id']}", json={"address": moved}, headers=headers
+                )
+                assert response.status_code == 200, response.text
+        skip += len(page["data"])
+        if not page["data"] or skip >= page["count"]:
+            return
+
+
 def create_emulator_slices(
     client: TestClient,
     headers: dict[str, str],
@@ -78,7 +96,10 @@ def create_emulator_slices(
     capacity_bps: float = 1000 * MBIT,
     **slice_fields: Any,
 ) -> list[dict[str, Any]]:
-    """A switch of kind emulator at ``address``, one link, and ``count`` slices on it."""
+    """A switch of kind emulator at ``address``, one link, and ``count`` slices on it. A switch
+    an earlier test left at the same address (the OS reuses an emulator's port within a run)
+    is moved to an address of its own first: (address, device id) is unique."""
+    _move_off(client, headers, address)
     switch = factories.create(
         client, "switches", headers, factories.switch_body(address=address, kind="emulator")
     )
