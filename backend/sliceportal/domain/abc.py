@@ -114,6 +114,8 @@ PAPER_THRESHOLDS_PACKETS = (6, 20, 16)
 
 
 def _in_range(value: float, field: str, low: float, high: float, unit: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DataplaneValueError(field, f"must be a number of {unit}, got {value!r}")
     if not math.isfinite(value) or not low <= value <= high:
         raise DataplaneValueError(field, f"must be in [{low}, {high}] {unit}, got {value}")
 
@@ -173,6 +175,9 @@ class AbcConfig:
             "q_base_s": min(q_base, burst_limit_s),
             "gamma_s": gamma,
         }
+        for name in ("q_min_s", "q_base_s"):  # checked here: the defaults compare with them
+            if name in given:
+                _in_range(given[name], name, 0.0, MAX_BURST_LIMIT_S, "s")
         if "q_min_s" in given and "q_base_s" not in given:
             defaults["q_base_s"] = max(defaults["q_base_s"], given["q_min_s"])
         if "q_base_s" in given and "q_min_s" not in given:

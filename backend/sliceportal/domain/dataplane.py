@@ -348,17 +348,11 @@ def abc_config(doc: object, rate_bps: float, burst_limit_s: float) -> AbcConfig:
     defaults for what it leaves out, thresholds in seconds at the slice's rate (Q_min and
     Q_base at most the burst limit). Errors name the field as ``abc.<field>``."""
     given = dict(_fields(doc, "abc", ABC_KEYS))
-    for name, value in given.items():
-        if name == "key":
-            if value not in tuple(AggregateKey):
-                choices = [k.value for k in AggregateKey]
-                raise DataplaneValueError("abc.key", f"must be one of {choices}")
-            given[name] = AggregateKey(str(value))
-        elif name == "prefix_length":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise DataplaneValueError("abc.prefix_length", "must be an integer")
-        elif isinstance(value, bool) or not isinstance(value, int | float):
-            raise DataplaneValueError(f"abc.{name}", "must be a number")
+    if "key" in given:
+        if given["key"] not in tuple(AggregateKey):
+            choices = [k.value for k in AggregateKey]
+            raise DataplaneValueError("abc.key", f"must be one of {choices}")
+        given["key"] = AggregateKey(str(given["key"]))
     if given.get("key") == AggregateKey.SOURCE_PREFIX and "prefix_length" not in given:
         raise DataplaneValueError("abc.prefix_length", "source_prefix needs a prefix length")
     try:
@@ -762,7 +756,8 @@ def dataplane_entries(
     and an ABC memory beyond the decay tables' room (`check_decay_memories`); the shared rows
     the slices' policies need (`shared_rows`) come first, each group once."""
     slices = tuple(slices)
-    check_decay_memories(slices)
+    policies = [s.policy() for s in slices]
+    check_decay_memories(policies)
     owner: dict[EntryKey, str] = {}
     groups: dict[SharedRows, None] = {}
     entries: list[TableEntry] = []
@@ -778,8 +773,8 @@ def dataplane_entries(
                 )
             owner[entry.key] = path + label
             entries.append(entry)
-    for slice_ in slices:
-        groups.update(dict.fromkeys(shared_rows(slice_.policy())))
+    for policy in policies:
+        groups.update(dict.fromkeys(shared_rows(policy)))
     return tuple(entry for group in groups for entry in group.entries) + tuple(entries)
 
 

@@ -37,11 +37,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sliceportal.domain.dataplane import (
-    ABC_DECAY_TABLES,
-    ABC_LOOKUP_TABLES,
-    CODEL_CONTROL_LAW,
     PREFIX_CLASSIFIER,
     ROUTE_TABLE,
+    SHARED_TABLES,
     SLICE_METER,
     SLICE_POLICY,
     VLAN_CLASSIFIER,
@@ -67,7 +65,7 @@ MANAGED_METERS: tuple[str, ...] = (SLICE_METER,)
 """The meters whose cells the portal owns (configured cells no slice asks for are reset)."""
 
 INSTALL_ORDER: tuple[tuple[str, ...], ...] = (
-    (CODEL_CONTROL_LAW, *ABC_DECAY_TABLES, *ABC_LOOKUP_TABLES),
+    SHARED_TABLES,
     (SLICE_POLICY,),
     (VLAN_CLASSIFIER, PREFIX_CLASSIFIER),
     (ROUTE_TABLE,),
@@ -79,7 +77,7 @@ Entries are removed in the reverse order, so traffic is never classified into a 
 policy is gone. Each group is a separate step (a barrier between Write RPCs), since a P4Runtime
 server may apply the updates of one batch in any order."""
 
-DELETED_LAST: tuple[str, ...] = (CODEL_CONTROL_LAW, *ABC_DECAY_TABLES, *ABC_LOOKUP_TABLES)
+DELETED_LAST: tuple[str, ...] = SHARED_TABLES
 """Tables whose extra entries are deleted after everything else is written: a CoDel
 control-law row nobody's policy names is harmless, but a policy naming an interval whose rows
 are gone gives its slice no spacing (every packet of a spell would be dropped) until the new
