@@ -79,6 +79,19 @@ POLICY_METER = 3  # slice_meter (trTCM) in ingress, no virtual queue, no egress 
 POLICY_CODEL = 4  # tail_drop's virtual queue, then CoDel on the delay ahead of the packet
 POLICY_ABC = 5  # tail_drop's virtual queue, then ABC on the delay ahead of the packet
 
+# ABC's decay rows (abc_meter_decay, abc_average_decay; `model.abc_tables`): int64[rows,
+# DECAY_COLUMNS], one memory's rows contiguous, sorted by low end and disjoint
+DECAY_LOW = 0
+DECAY_HIGH = 1
+DECAY_FACTOR = 2  # Q48
+DECAY_TICKS = 3  # the ticks the row decays by
+DECAY_COLUMNS = 4
+# ABC's function tables as dense cells: int64[LOOKUP_TABLES, cells], in this order
+LOOKUP_LOG2_S = 0
+LOOKUP_LOG2_N = 1
+LOOKUP_RECIPROCAL = 2
+LOOKUP_TABLES = 3
+
 # CoDel's control-law rows (codel_control_law), per interval longest prefix first:
 # int64[rows, LAW_COLUMNS]; a count matches a row when their top PREFIX_LEN bits agree
 LAW_VALUE = 0

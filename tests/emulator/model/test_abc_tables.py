@@ -10,10 +10,9 @@ from hypothesis import strategies as st
 from emulator.model.conftest import PROGRAM
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.abc import abc_decay_table, decay_step
+from sliceportal.emulator.layout import DECAY_FACTOR, DECAY_TICKS
 from sliceportal.emulator.model import kernel
 from sliceportal.emulator.model.abc_tables import (
-    DECAY_FACTOR,
-    DECAY_TICKS,
     MANTISSA_BITS,
     InstalledAbc,
 )

@@ -70,7 +70,7 @@ PROFILE: dict[str, Any] = {
         {"name": "video", "pattern": "onoff", "ipv4_dst": "10.0.2.1", "vlan_id": 100,
          "rate_bps": 20e6, "on_s": 0.1, "off_s": 0.4, "start_s": 1, "stop_s": 5},
         {"name": "probe", "pattern": "cbr", "ipv4_dst": "10.0.3.1", "rate_bps": 1e6,
-         "frame_bytes": 64, "ecn": "ect1", "enabled": False},
+         "frame_bytes": 64, "ecn": "ect1", "enabled": False, "ipv4_src": "10.9.0.7"},
     ],
 }  # fmt: skip
 
@@ -83,6 +83,8 @@ def test_a_profile_parses_with_defaults_and_round_trips() -> None:
     assert (dc.cc, dc.flows, dc.ecn, dc.frame_bytes) == (Congestion.DCTCP, 10, 2, 1514)
     assert (video.vlan_id, video.start_s, video.stop_s) == (100, 1.0, 5.0)
     assert (probe.ecn, probe.enabled, probe.frame_bytes) == (1, False, 64)
+    assert (dc.ipv4_src, probe.ipv4_src) == ("192.0.2.1", "10.9.0.7")  # the default, a given one
+    assert probe.headers.ipv4_src == 0x0A090007
     for source in profile.sources:
         assert parse_source(source.to_json()) == source
 
@@ -95,6 +97,8 @@ def test_a_profile_parses_with_defaults_and_round_trips() -> None:
         ({"rate_bps": "fast"}, "rate_bps: must be a number"),
         ({"flows": 3}, "unknown field(s) ['flows'] for pattern onoff"),
         ({"ipv4_dst": "10.0.0.300"}, "ipv4_dst: must be an IPv4 address"),
+        ({"ipv4_src": "client0"}, "ipv4_src: must be an IPv4 address, got 'client0'"),
+        ({"ipv4_src": 167772161}, "ipv4_src: must be an IPv4 address, got 167772161"),
         ({"ecn": "yes"}, "ecn: must be one of"),
         ({"stop_s": 0.5}, "stop_s: must be after start_s"),
         ({"frame_bytes": 70000}, "frame_bytes: must be in [64, 65536]"),

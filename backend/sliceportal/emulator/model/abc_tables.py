@@ -32,20 +32,11 @@ from sliceportal.domain.abc import (
     LpmRow,
     MantissaTable,
 )
+from sliceportal.emulator import layout as L
 from sliceportal.emulator.tables import Entry, Table
 
 Int64Array = npt.NDArray[np.int64]
 
-DECAY_LOW = 0
-DECAY_HIGH = 1
-DECAY_FACTOR = 2
-DECAY_TICKS = 3
-DECAY_COLUMNS = 4
-"""Columns of the kernel's decay rows (one memory's rows contiguous, sorted by low end)."""
-
-LOOKUP_LOG2_S = 0
-LOOKUP_LOG2_N = 1
-LOOKUP_RECIPROCAL = 2
 MANTISSA_BITS = (LOG2_MANTISSA_BITS, LOG2_MANTISSA_BITS, RECIPROCAL_MANTISSA_BITS)
 """The cell resolution of each function table, in the kernel's lookup order."""
 
@@ -107,7 +98,7 @@ class InstalledAbc:
                 start = len(rows)
                 rows += [(r.low, r.high, r.factor, _ticks(r)) for r in memory_rows]
                 spans[(which, memory)] = (start, len(rows))
-        decay_array = np.array(rows, np.int64).reshape(-1, DECAY_COLUMNS)
+        decay_array = np.array(rows, np.int64).reshape(-1, L.DECAY_COLUMNS)
         offsets = np.stack([cell_offsets(bits) for bits in MANTISSA_BITS])
         cells = np.zeros((len(MANTISSA_BITS), int(offsets[:, -1].max()) + 1), np.int64)
         for which, table in enumerate((self.log2_s, self.log2_n, self.reciprocal)):

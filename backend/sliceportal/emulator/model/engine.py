@@ -19,7 +19,6 @@ from sliceportal.domain import p4constants as c
 from sliceportal.domain.abc import STATE_WIDTH
 from sliceportal.emulator import layout as L
 from sliceportal.emulator.model import kernel
-from sliceportal.emulator.model.abc_tables import DECAY_COLUMNS
 from sliceportal.emulator.model.ports import PortConfig, check_port
 from sliceportal.emulator.model.program import Classifier, Headers
 from sliceportal.emulator.state import DeviceState
@@ -49,9 +48,9 @@ _ABC_REGISTERS = (*dp.ABC_METER_REGISTERS, *dp.ABC_AVERAGE_REGISTERS)
 """SliceAbc's registers in the order the kernel unpacks them."""
 _INT64_SPAN = 1 << 64
 _NO_ABC = (
-    np.zeros((0, DECAY_COLUMNS), np.int64),
-    np.zeros((3, 1), np.int64),
-    np.zeros((3, STATE_WIDTH + 1), np.int64),
+    np.zeros((0, L.DECAY_COLUMNS), np.int64),
+    np.zeros((L.LOOKUP_TABLES, 1), np.int64),
+    np.zeros((L.LOOKUP_TABLES, STATE_WIDTH + 1), np.int64),
 )
 """The kernel's ABC tables while no header class is an abc slice's."""
 

@@ -446,17 +446,17 @@ def _decay_row(rows: Any, start: int, end: int, elapsed: int) -> tuple[Any, int]
     ``elapsed`` among one memory's rows [start, end) (sorted, disjoint); (0, 0) for none."""
     lo = start
     hi = end - 1
-    if hi < lo or elapsed < rows[lo, 0]:
+    if hi < lo or elapsed < rows[lo, L.DECAY_LOW]:
         return _U0, 0
     while lo < hi:
         mid = (lo + hi + 1) >> 1
-        if rows[mid, 0] <= elapsed:
+        if rows[mid, L.DECAY_LOW] <= elapsed:
             lo = mid
         else:
             hi = mid - 1
-    if elapsed > rows[lo, 1]:
+    if elapsed > rows[lo, L.DECAY_HIGH]:
         return _U0, 0
-    return np.uint64(rows[lo, 2]), rows[lo, 3]
+    return np.uint64(rows[lo, L.DECAY_FACTOR]), rows[lo, L.DECAY_TICKS]
 
 
 @_jit
@@ -513,8 +513,8 @@ def _abc(
     meter_s[cell] = s
     meter_n[cell] = n
     # abc_log2_s, abc_log2_n and the activity
-    log_s = _cell_value(cells, offsets, 0, c.ABC_LOG2_MANTISSA_BITS, s)
-    log_n = _cell_value(cells, offsets, 1, c.ABC_LOG2_MANTISSA_BITS, n)
+    log_s = _cell_value(cells, offsets, L.LOOKUP_LOG2_S, c.ABC_LOG2_MANTISSA_BITS, s)
+    log_n = _cell_value(cells, offsets, L.LOOKUP_LOG2_N, c.ABC_LOG2_MANTISSA_BITS, n)
     rate_log = log_s + cls_row[L.CLS_ABC_OFFSET]
     if n == _U0:
         activity = _ACTIVITY_MAX
@@ -550,7 +550,8 @@ def _abc(
     if not accepted:
         return True
     # abc_reciprocal, abc_average_update
-    weight = np.uint64(_cell_value(cells, offsets, 2, c.ABC_RECIPROCAL_MANTISSA_BITS, count))
+    bits = c.ABC_RECIPROCAL_MANTISSA_BITS
+    weight = np.uint64(_cell_value(cells, offsets, L.LOOKUP_RECIPROCAL, bits, count))
     current = stored + _AVERAGE_ZERO
     sample = np.uint64(activity) << _EXTRA_BITS
     if sample >= current:

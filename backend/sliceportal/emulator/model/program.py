@@ -23,8 +23,10 @@ from sliceportal.p4rt.p4info import ActionCall, P4InfoIndex, TableInfo
 
 IPV4_WIDTH = 32
 DEFAULT_TTL = 64
-DEFAULT_SOURCE = int(ipaddress.IPv4Address("192.0.2.1"))
-"""A packet's source address when the traffic names none (TEST-NET-1)."""
+DEFAULT_SOURCE = "192.0.2.1"
+"""A packet's source address when the traffic names none (TEST-NET-1): what ABC's aggregates
+key on."""
+_DEFAULT_SOURCE = int(ipaddress.IPv4Address(DEFAULT_SOURCE))
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class Headers:
     ipv4_dst: int
     vlan_id: int | None = None
     ttl: int = DEFAULT_TTL
-    ipv4_src: int = DEFAULT_SOURCE
+    ipv4_src: int = _DEFAULT_SOURCE
 
     @classmethod
     def parse(
@@ -45,7 +47,7 @@ class Headers:
         ttl: int = DEFAULT_TTL,
         ipv4_src: str | None = None,
     ) -> Headers:
-        source = DEFAULT_SOURCE if ipv4_src is None else int(ipaddress.IPv4Address(ipv4_src))
+        source = _DEFAULT_SOURCE if ipv4_src is None else int(ipaddress.IPv4Address(ipv4_src))
         return cls(int(ipaddress.IPv4Address(ipv4_dst)), vlan_id, ttl, source)
 
 

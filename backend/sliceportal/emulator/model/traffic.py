@@ -33,12 +33,9 @@ from sliceportal.domain import p4constants as c
 from sliceportal.emulator.layout import DCTCP_MIN_CWND, Congestion
 from sliceportal.emulator.model.kernel import MAX_FRAME_BYTES
 from sliceportal.emulator.model.ports import PortConfig, PortConfigError, check_port
-from sliceportal.emulator.model.program import DEFAULT_SOURCE as DEFAULT_SOURCE_ADDRESS
-from sliceportal.emulator.model.program import DEFAULT_TTL, Headers
+from sliceportal.emulator.model.program import DEFAULT_SOURCE, DEFAULT_TTL, Headers
 
 NS_PER_S = 1_000_000_000
-DEFAULT_SOURCE = str(ipaddress.IPv4Address(DEFAULT_SOURCE_ADDRESS))
-"""A source's IPv4 address when its profile names none: what ABC's aggregates key on."""
 ETHERNET_IPV4_FRAME = 1514
 """A full-size frame: 1500 bytes of IPv4 (the paper's MTU) plus the Ethernet header."""
 _BLOCK = 256  # random draws per refill
