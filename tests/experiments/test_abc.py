@@ -7,6 +7,7 @@ its burst limit, above every T_drop, and ABC dropped everything.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from experiments.test_paper import run_cli
 from sliceportal.cli import CliError
+from sliceportal.domain.abc import AbcConfig, AggregateKey
 from sliceportal.experiments import abc
 
 ROW_KEYS = {"scheme", "client0_offered_bps", "client0_flows", "client0_bps", "client1_bps"}
@@ -147,7 +149,12 @@ def test_the_counters_split_exactly_into_the_two_clients() -> None:
 def test_each_client_has_a_meter_of_its_own() -> None:
     figure = abc.FIGURES["abc-fig4"]
     slices = [abc.abc_slice(abc.dp.Scheme.ABC, i) for i in range(len(figure.points))]
-    abc._check_aggregates(slices)  # raises when two clients share a meter slot
+    abc._check_aggregates(slices)
+    one_aggregate = dataclasses.replace(
+        slices[0], abc=AbcConfig(key=AggregateKey.SOURCE_PREFIX, prefix_length=0)
+    )  # every source in one aggregate: the check refuses it
+    with pytest.raises(ValueError, match="share an ABC meter"):
+        abc._check_aggregates([one_aggregate])
 
 
 def test_a_claim_that_fails_makes_the_run_fail() -> None:

@@ -58,10 +58,12 @@ class FloatCodel:
         else:
             ok = t >= self.first_above
         signal = False
+        if self.dropping and ok:
+            self._near(t)
         if self.dropping:
             if not ok:
                 self.dropping = False
-            elif self._near(t) and t >= self.drop_next:
+            elif t >= self.drop_next:
                 signal = True
                 self.count += 1
                 self.drop_next += INTERVAL_US / math.sqrt(self.count)
@@ -86,11 +88,10 @@ class FloatCodel:
             )
         return "forwarded", f"sojourn {sojourn:.0f} us{state}{above}"
 
-    def _near(self, t: int) -> bool:
+    def _near(self, t: int) -> None:
         """Note an arrival a rounded spacing could put on the other side of the deadline."""
         if abs(t - self.drop_next) < 5:
             self.margins.append(f"arrival {t} within 5 us of drop_next {self.drop_next:.1f}")
-        return True
 
 
 def spell(model: FloatCodel, start: int, paced: int, dst: str, ecns: list[int], marks: bool
