@@ -156,8 +156,10 @@ class EntryCodec:
                 lpm.value = canonical_bytes(match.value)
                 lpm.prefix_len = match.prefix_len or 0
             elif info[1] is MatchType.RANGE:
+                if match.high is None:
+                    raise EntryCodecError(f"{entry.table}: range field {match.field!r} has no high")
                 field.range.low = canonical_bytes(match.value)
-                field.range.high = canonical_bytes(match.high or 0)
+                field.range.high = canonical_bytes(match.high)
             else:
                 field.exact.value = canonical_bytes(match.value)
         if not with_action:

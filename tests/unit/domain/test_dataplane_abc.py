@@ -15,7 +15,7 @@ from sliceportal.domain import reconcile as rc
 from sliceportal.domain.abc import AbcConfig, AggregateKey, abc_decay_table
 from sliceportal.domain.spec import SliceSpec, SpecError
 from sliceportal.domain.units import TICKS_PER_S, DataplaneValueError, floor_vq_units
-from sliceportal.p4rt.entries import EntryCodec
+from sliceportal.p4rt.entries import EntryCodec, EntryCodecError
 from sliceportal.p4rt.p4info import P4InfoIndex
 
 RATE_BPS = 50e6
@@ -185,3 +185,12 @@ def test_range_entries_and_priorities_round_trip_through_the_codec() -> None:
         message = codec.encode(entry)
         assert message.priority == entry.priority
         assert codec.decode(message) == entry
+
+
+def test_a_range_match_without_its_high_end_is_refused_by_the_codec() -> None:
+    codec = EntryCodec(P4InfoIndex.from_file(P4INFO_PATH))
+    row = dp.abc_decay_entries(dp.ABC_METER_DECAY, 3_000_000)[7]
+    memory, elapsed = row.match
+    broken = dataclasses.replace(row, match=(memory, dataclasses.replace(elapsed, high=None)))
+    with pytest.raises(EntryCodecError, match="has no high"):
+        codec.encode(broken)
