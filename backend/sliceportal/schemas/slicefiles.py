@@ -107,6 +107,8 @@ def _parse_yaml(text: str) -> list[object]:
         raise FileError(f"not valid YAML: {problem}{where}") from None
     except RecursionError:
         raise FileError("not valid YAML: nested too deeply") from None
+    except ValueError as exc:  # a scalar its tag cannot hold: `2024-13-01`, `!!int x`, 5,000 digits
+        raise FileError(f"not valid YAML: {exc}") from None
     if not isinstance(documents, list):
         raise FileError("a YAML import is a list of slices, one mapping each")
     return documents
@@ -171,7 +173,10 @@ def _scalar(text: str) -> object:
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
     if _INTEGER.fullmatch(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # more digits than `int` reads (4,300)
+            return text
     try:
         return float(text)
     except ValueError:
