@@ -77,12 +77,16 @@ _Loader.add_implicit_resolver(
 )
 
 
+_MEDIA_ALIASES = {media: file_format for file_format, media in MEDIA_TYPES.items()} | {
+    "application/x-yaml": FileFormat.YAML,
+    "text/yaml": FileFormat.YAML,
+}
+"""Every Content-Type an import is read as: `MEDIA_TYPES` and YAML's unregistered names."""
+
+
 def media_format(content_type: str) -> FileFormat | None:
     """The format a Content-Type names (parameters such as `charset` ignored), or None."""
-    media = content_type.split(";", 1)[0].strip().lower()
-    aliases = {"text/csv": FileFormat.CSV, "application/yaml": FileFormat.YAML}
-    aliases |= {"application/x-yaml": FileFormat.YAML, "text/yaml": FileFormat.YAML}
-    return aliases.get(media)
+    return _MEDIA_ALIASES.get(content_type.split(";", 1)[0].strip().lower())
 
 
 def parse(data: bytes, file_format: FileFormat) -> list[object]:
