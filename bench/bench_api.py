@@ -31,7 +31,7 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,37 @@ SERVER = os.environ.get("BENCH_POSTGRES", "postgresql+psycopg://postgres@127.0.0
 REDIS = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/14")
 REPO = Path(__file__).resolve().parent.parent
 PASSWORD = "benchmark password"
+
+
+ADMIN = "bench-admin"
+
+
+@contextlib.contextmanager
+def bench_database() -> Iterator[str]:
+    """A fresh database, migrated, with the admin `ADMIN` (password `PASSWORD`): its URL;
+    dropped at the end."""
+    name = f"sliceportal_bench_{uuid.uuid4().hex[:8]}"
+    database_url = embedded.create_database(SERVER, name)
+    try:
+        upgrade(database_url)
+        engine = create_db_engine(Settings(DATABASE_URL=database_url, REDIS_URL=REDIS))
+        with create_sessionmaker(engine)() as session:
+            create_admin(session, ADMIN, PASSWORD)
+        engine.dispose()
+        yield database_url
+    finally:
+        embedded.drop_database(SERVER, name)
+
+
+@contextlib.contextmanager
+def running_api(database_url: str, workers: int) -> Iterator[str]:
+    """The API (`start_api`) while inside: its base URL; stopped at the end."""
+    process, base = start_api(database_url, workers)
+    try:
+        yield base
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def start_api(database_url: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
@@ -242,17 +273,8 @@ def main() -> int:
     )
     args = parser.parse_args()
 
-    name = f"sliceportal_bench_{uuid.uuid4().hex[:8]}"
-    database_url = embedded.create_database(SERVER, name)
-    process = None
-    try:
-        upgrade(database_url)
-        engine = create_db_engine(Settings(DATABASE_URL=database_url, REDIS_URL=REDIS))
-        with create_sessionmaker(engine)() as session:
-            create_admin(session, "bench-admin", PASSWORD)
-        engine.dispose()
-        process, base = start_api(database_url, args.workers)
-        headers, link_ids = set_up(base, "bench-admin", args.links)
+    with bench_database() as database_url, running_api(database_url, args.workers) as base:
+        headers, link_ids = set_up(base, ADMIN, args.links)
         asyncio.run(run(base, headers, creations(link_ids, 0), args.warmup, args.clients))
         if args.rate is None:
             latencies, statuses, elapsed = asyncio.run(
@@ -320,11 +342,6 @@ def main() -> int:
                 f"{sum(status != 200 for status in floor_statuses)} errors"
             )
         return 1 if errors else 0
-    finally:
-        if process is not None:
-            process.terminate()
-            process.wait(10)
-        embedded.drop_database(SERVER, name)
 
 
 if __name__ == "__main__":

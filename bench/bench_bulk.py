@@ -20,7 +20,6 @@ import io
 import os
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import httpx
@@ -28,15 +27,12 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_api import PASSWORD, REDIS, SERVER, set_up, start_api  # noqa: E402
-from sliceportal.core import embedded  # noqa: E402
+from bench_api import ADMIN, REDIS, bench_database, running_api, set_up  # noqa: E402
 from sliceportal.core.config import Settings  # noqa: E402
 from sliceportal.db.changes import ChangeContext  # noqa: E402
-from sliceportal.db.migrate import upgrade  # noqa: E402
 from sliceportal.db.session import create_db_engine, create_sessionmaker  # noqa: E402
 from sliceportal.schemas.slicefiles import FileFormat, parse  # noqa: E402
 from sliceportal.services import bulk  # noqa: E402
-from sliceportal.services.users import create_admin  # noqa: E402
 
 TARGET_S = 3.0
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -146,18 +142,9 @@ def main() -> int:
     parser.add_argument("--links", type=int, default=20)
     args = parser.parse_args()
 
-    name = f"sliceportal_bench_{uuid.uuid4().hex[:8]}"
-    database_url = embedded.create_database(SERVER, name)
-    process = None
-    try:
-        upgrade(database_url)
-        engine = create_db_engine(Settings(DATABASE_URL=database_url, REDIS_URL=REDIS))
-        with create_sessionmaker(engine)() as session:
-            create_admin(session, "bench-admin", PASSWORD)
-        engine.dispose()
-        os.environ["SLICEPORTAL_API_MAX_BODY_BYTES"] = str(MAX_BODY_BYTES)
-        process, base = start_api(database_url, 1)
-        headers, link_ids = set_up(base, "bench-admin", 3 * args.links)
+    os.environ["SLICEPORTAL_API_MAX_BODY_BYTES"] = str(MAX_BODY_BYTES)
+    with bench_database() as database_url, running_api(database_url, 1) as base:
+        headers, link_ids = set_up(base, ADMIN, 3 * args.links)
         csv_links = link_ids[: args.links]
         yaml_links = link_ids[args.links : 2 * args.links]
         csv_body = as_csv(slice_rows(args.slices, csv_links, "csv"))
@@ -183,11 +170,6 @@ def main() -> int:
         for phase, took in phases.items():
             print(f"    {phase:34s} {took * 1e3:8.0f} ms")
         return 0
-    finally:
-        if process is not None:
-            process.terminate()
-            process.wait(10)
-        embedded.drop_database(SERVER, name)
 
 
 if __name__ == "__main__":

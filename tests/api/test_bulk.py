@@ -207,6 +207,8 @@ def test_a_stored_slice_pushed_out_blames_the_rows_on_its_link(
         ("- name: [x\n", YAML, 422, "not valid YAML"),
         ("name: x\n", YAML, 422, "a list of slices"),
         ("- 3\n", YAML, 422, "row"),
+        ("- name: 2024-13-01\n", YAML, 422, "not valid YAML"),
+        (f"name,rate_bps\nx,{'9' * 5000}\n", CSV, 422, "row 1"),
     ],
 )
 def test_unreadable_files(

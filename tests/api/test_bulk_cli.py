@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +106,32 @@ def test_without_a_token(
     monkeypatch.setenv("SLICEPORTAL_TOKEN", "not-a-token")
     assert main(["export", "--api", api]) == 2
     assert "401" in _one_line(capsys.readouterr().err)
+
+
+class _NotTheApi(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(b"<html>a web server</html>")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.usefixtures("token")
+def test_an_import_answered_by_something_else_is_one_line_and_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "slices.csv"
+    file.write_text("name\n")
+    server = HTTPServer(("127.0.0.1", 0), _NotTheApi)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        api = f"http://127.0.0.1:{server.server_port}"
+        assert main(["import", str(file), "--api", api]) == 2
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "no JSON" in _one_line(capsys.readouterr().err)

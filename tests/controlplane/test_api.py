@@ -13,7 +13,13 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from controlplane.network import make_link, make_slice, make_switch, make_undeployable_slice
+from controlplane.network import (
+    held,
+    make_link,
+    make_slice,
+    make_switch,
+    make_undeployable_slice,
+)
 from sliceportal.api.main import create_app
 from sliceportal.controlplane.reconciler import Outcome, Reconciler
 from sliceportal.core.config import Settings
@@ -253,19 +259,10 @@ def test_codel_slices_through_the_api_deploy_their_policy_and_share_the_control_
     interval_ticks = 50_000  # 50 ms of 1 us ticks
     law = set(dp.codel_law_entries(interval_ticks))
 
-    def entries() -> list[dp.TableEntry]:
-        switch = connect(
-            SwitchTarget(0, emulator.address, emulator.service.device_id, 1), settings=settings
-        )
-        try:
-            return switch.read_entries()
-        finally:
-            switch.close()
-
     report = reconciler.run(switch_id)
     # per slice: policy, classifier entry and route; the law's rows once
     assert (report.inserted, report.failed) == (2 * 3 + len(law), 0)
-    on_switch = entries()
+    on_switch = held(emulator, settings)
     assert {e for e in on_switch if e.table == dp.CODEL_CONTROL_LAW} == law
     policies = {e.params for e in on_switch if e.table == dp.SLICE_POLICY}
     assert {e.action for e in on_switch if e.table == dp.SLICE_POLICY} == {dp.CODEL}
@@ -289,7 +286,7 @@ def test_codel_slices_through_the_api_deploy_their_policy_and_share_the_control_
         assert changed.status_code == 200, changed.text
         report = reconciler.run(switch_id)
         assert (report.inserted, report.modified, report.deleted) == (0, 1, 0)
-        on_switch = entries()
+        on_switch = held(emulator, settings)
         assert sorted(e.action for e in on_switch if e.table == dp.SLICE_POLICY) == actions
         assert {e for e in on_switch if e.table == dp.CODEL_CONTROL_LAW} == law
 
@@ -297,11 +294,11 @@ def test_codel_slices_through_the_api_deploy_their_policy_and_share_the_control_
     assert deleted.status_code == 204, deleted.text
     assert reconciler.run(switch_id).deleted == 3  # its own entries, not the shared law
     assert reconciler.run(switch_id).outcome is Outcome.IN_SYNC
-    assert {e for e in entries() if e.table == dp.CODEL_CONTROL_LAW} == law
+    assert {e for e in held(emulator, settings) if e.table == dp.CODEL_CONTROL_LAW} == law
     deleted = client.delete(f"/api/v1/slices/{ids[1]}", headers=operator_headers)
     assert deleted.status_code == 204, deleted.text
     assert reconciler.run(switch_id).deleted == 3 + len(law)
-    assert entries() == []
+    assert held(emulator, settings) == []
 
 
 def test_abc_slices_through_the_api_deploy_their_policy_and_share_abc_s_rows(
@@ -341,15 +338,6 @@ def test_abc_slices_through_the_api_deploy_their_policy_and_share_abc_s_rows(
     elapsed = time.perf_counter() - started
     print(f"\nabc deploy: {report.inserted} entries in {elapsed:.2f} s")
 
-    def entries() -> list[dp.TableEntry]:
-        switch = connect(
-            SwitchTarget(0, emulator.address, emulator.service.device_id, 1), settings=settings
-        )
-        try:
-            return switch.read_entries()
-        finally:
-            switch.close()
-
     def shared_on(on_switch: list[dp.TableEntry]) -> set[dp.TableEntry]:
         return {e for e in on_switch if e.table in dp.SHARED_TABLES}
 
@@ -364,7 +352,7 @@ def test_abc_slices_through_the_api_deploy_their_policy_and_share_abc_s_rows(
     # per slice: policy, classifier entry and route; ABC's rows once
     assert (report.inserted, report.failed) == (2 * 3 + len(shared), 0)
     assert len(shared) > 60_000
-    on_switch = entries()
+    on_switch = held(emulator, settings)
     assert shared_on(on_switch) == shared
     policies = {e.params for e in on_switch if e.table == dp.SLICE_POLICY}
     assert {e.action for e in on_switch if e.table == dp.SLICE_POLICY} == {dp.ABC}
@@ -385,7 +373,7 @@ def test_abc_slices_through_the_api_deploy_their_policy_and_share_abc_s_rows(
     assert changed.status_code == 200, changed.text
     report = reconciler.run(switch_id)
     assert (report.inserted, report.modified, report.deleted) == (0, 1, len(average[100_000]))
-    on_switch = entries()
+    on_switch = held(emulator, settings)
     assert sorted(e.action for e in on_switch if e.table == dp.SLICE_POLICY) == [
         dp.ABC,
         dp.TAIL_DROP,
@@ -396,5 +384,5 @@ def test_abc_slices_through_the_api_deploy_their_policy_and_share_abc_s_rows(
     assert deleted.status_code == 204, deleted.text
     report = reconciler.run(switch_id)
     assert report.deleted == 3 + len(meter_3s | average[300_000] | lookups)
-    assert shared_on(entries()) == set()
+    assert shared_on(held(emulator, settings)) == set()
     assert reconciler.run(switch_id).outcome is Outcome.IN_SYNC

@@ -395,26 +395,36 @@ def test_0013_counts_aqm_drops_and_the_samples_stored_before_count_none(
         embedded.drop_database(postgres_server_url, name)
 
 
+def _sample_0013(minute: int = 1, downsampled: str = "true", **columns: str) -> str:
+    """`_SAMPLE` as migration 0013 stores it (its target and AQM drops), at 12:`minute`, with
+    `columns` added (name: SQL value), for the migrations that add columns after it."""
+    sql = _SAMPLE.format(
+        target="hist_target, aqm_dropped_packets, aqm_dropped_bytes,", value="1310720000000, 0, 0,"
+    )
+    sql = sql.replace("12:01", f"12:{minute:02d}").replace(
+        "+00', 1, true,", f"+00', 1, {downsampled},"
+    )
+    names = "".join(f", {name}" for name in columns)
+    values = "".join(f", {value}" for value in columns.values())
+    return sql.replace("vq_hist, rq_hist)", f"vq_hist, rq_hist{names})").replace(
+        "'{0,0,0,10,0,0,0,0}')", f"'{{0,0,0,10,0,0,0,0}}'{values})"
+    )
+
+
 def test_0014_keeps_codel_s_state_whole_and_the_samples_stored_before_have_none(
     postgres_server_url: str,
 ) -> None:
     """Nullable, both or neither, the count not negative; a downgrade drops them."""
     name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
     url = embedded.create_database(postgres_server_url, name)
-    before = _SAMPLE.format(target="hist_target, aqm_dropped_packets, aqm_dropped_bytes,",
-                            value="1310720000000, 0, 0,")  # fmt: skip
 
     def sample(minute: int, dropping: str, count: str) -> str:
-        return (
-            before.replace("12:01", f"12:{minute:02d}")
-            .replace("vq_hist, rq_hist)", "vq_hist, rq_hist, codel_dropping, codel_count)")
-            .replace("'{0,0,0,10,0,0,0,0}')", f"'{{0,0,0,10,0,0,0,0}}', {dropping}, {count})")
-        )
+        return _sample_0013(minute, codel_dropping=dropping, codel_count=count)
 
     try:
         upgrade(url, "0013")
         with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
-            conn.execute(before)
+            conn.execute(_sample_0013())
             upgrade(url, "0014")
             conn.execute(sample(2, "true", "7"))
             conn.execute(sample(3, "false", "0"))
@@ -521,22 +531,15 @@ def test_0016_keeps_abc_s_state_as_an_object_of_raw_samples_and_the_ones_before_
     """Nullable JSONB, an object, never in a minute row; a downgrade drops it."""
     name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
     url = embedded.create_database(postgres_server_url, name)
-    before = _SAMPLE.format(target="hist_target, aqm_dropped_packets, aqm_dropped_bytes,",
-                            value="1310720000000, 0, 0,")  # fmt: skip
 
     def sample(minute: int, abc: str, downsampled: str = "false") -> str:
-        return (
-            before.replace("12:01", f"12:{minute:02d}")
-            .replace("+00', 1, true,", f"+00', 1, {downsampled},")
-            .replace("vq_hist, rq_hist)", "vq_hist, rq_hist, abc)")
-            .replace("'{0,0,0,10,0,0,0,0}')", f"'{{0,0,0,10,0,0,0,0}}', {abc})")
-        )
+        return _sample_0013(minute, downsampled=downsampled, abc=abc)
 
     state = '{"average_activity": 1.5, "active_slots": 0, "aggregates": []}'
     try:
         upgrade(url, "0015")
         with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
-            conn.execute(before)
+            conn.execute(_sample_0013())
             upgrade(url, "0016")
             conn.execute(sample(2, f"'{state}'"))
             conn.execute(sample(3, "NULL", downsampled="true"))

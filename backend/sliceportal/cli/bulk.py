@@ -83,7 +83,12 @@ def import_file(args: argparse.Namespace) -> int:
         data=data,
         headers={"Content-Type": MEDIA_TYPES[file_format]},
     )
-    write_json(json.loads(answer))
+    try:
+        created = json.loads(answer)
+    except ValueError:  # UnicodeDecodeError too
+        message = f"the server at {args.api} answered the import with no JSON: not the API?"
+        raise CliError(message) from None
+    write_json(created)
     return 0
 
 

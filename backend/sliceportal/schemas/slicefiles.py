@@ -77,12 +77,16 @@ _Loader.add_implicit_resolver(
 )
 
 
+_MEDIA_ALIASES = {media: file_format for file_format, media in MEDIA_TYPES.items()} | {
+    "application/x-yaml": FileFormat.YAML,
+    "text/yaml": FileFormat.YAML,
+}
+"""Every Content-Type an import is read as: `MEDIA_TYPES` and YAML's unregistered names."""
+
+
 def media_format(content_type: str) -> FileFormat | None:
     """The format a Content-Type names (parameters such as `charset` ignored), or None."""
-    media = content_type.split(";", 1)[0].strip().lower()
-    aliases = {"text/csv": FileFormat.CSV, "application/yaml": FileFormat.YAML}
-    aliases |= {"application/x-yaml": FileFormat.YAML, "text/yaml": FileFormat.YAML}
-    return aliases.get(media)
+    return _MEDIA_ALIASES.get(content_type.split(";", 1)[0].strip().lower())
 
 
 def parse(data: bytes, file_format: FileFormat) -> list[object]:
@@ -107,6 +111,8 @@ def _parse_yaml(text: str) -> list[object]:
         raise FileError(f"not valid YAML: {problem}{where}") from None
     except RecursionError:
         raise FileError("not valid YAML: nested too deeply") from None
+    except ValueError as exc:  # a scalar its tag cannot hold: `2024-13-01`, `!!int x`, 5,000 digits
+        raise FileError(f"not valid YAML: {exc}") from None
     if not isinstance(documents, list):
         raise FileError("a YAML import is a list of slices, one mapping each")
     return documents
@@ -171,7 +177,10 @@ def _scalar(text: str) -> object:
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
     if _INTEGER.fullmatch(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # more digits than `int` reads (4,300)
+            return text
     try:
         return float(text)
     except ValueError:

@@ -236,15 +236,21 @@ def _lock(
     slice_id: int,
     insert: dict[str, Any] | None = None,
     abc_links: set[int] | None = None,
+    policy: SlicePolicy | None = None,
 ) -> queries.Locked:
-    """`queries.lock`, then 422 if one of `link_ids` is gone (when links were locked) and 409
-    if another slice holds one of `match`'s classifier entries (`refuse_clash`)."""
+    """`queries.lock`, then 422 if one of `link_ids` is gone (when links were locked), 409
+    if another slice holds one of `match`'s classifier entries (`refuse_clash`) and 409 if
+    the switches of `abc_links` have no room for the ABC memories of `policy`
+    (`refuse_new_memory`)."""
     locked = queries.lock(session, link_ids, match, changed, slice_id, insert, abc_links)
     missing = link_ids - locked.links.keys() if changed is not None else set()
     if missing:
         raise InvalidFieldError(f"link {min(missing)} does not exist", field="link_ids")
     if match is not None:
         refuse_clash(match, locked)
+    if abc_links is not None:
+        assert policy is not None
+        refuse_new_memory(locked, policy)
     return locked
 
 
@@ -415,17 +421,14 @@ def _create(
     insert = values | sla | {"state": SliceState.PENDING}
     abc_links = link_ids if policy.abc is not None else None
     try:
-        locked = _lock(
-            session, link_ids, _match(values, 0, link_ids), link_ids, 0, insert, abc_links
-        )
+        match = _match(values, 0, link_ids)
+        locked = _lock(session, link_ids, match, link_ids, 0, insert, abc_links, policy)
     except psycopg.errors.UniqueViolation as exc:
         if exc.diag.constraint_name != queries.NAME_TAKEN:
             raise
         raise _name_taken(values["name"]) from None
     assert locked.created is not None
     slice_id: int = locked.created["id"]
-    if abc_links is not None:
-        refuse_new_memory(locked, policy)
     _admit(session, values, slice_id, locked.links, link_ids, locked.stored)
     after = Slice.snapshot_of(locked.created) | {
         "sla": SliceSla.snapshot_of(sla),
@@ -466,15 +469,10 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     abc_links = link_ids if policy.abc is not None and fields & ABC_PLACED_FIELDS else None
     locked = None
     if fields & ANALYSED_FIELDS:
-        locked = _lock(
-            session, link_ids | set(row.link_ids), match, link_ids, row.id, abc_links=abc_links
-        )
-        if abc_links is not None:
-            refuse_new_memory(locked, policy)
+        every = link_ids | set(row.link_ids)
+        locked = _lock(session, every, match, link_ids, row.id, None, abc_links, policy)
     elif match is not None or abc_links is not None:
-        switches = _lock(session, link_ids, match, None, row.id, abc_links=abc_links)
-        if abc_links is not None:
-            refuse_new_memory(switches, policy)
+        _lock(session, link_ids, match, None, row.id, None, abc_links, policy)
     if "name" in given:  # the slice's own name is its own (the unique index)
         _check_name_free(session, values["name"], row.id)
     if locked is not None:

@@ -45,6 +45,9 @@ def test_csv_cells_become_what_json_would_give() -> None:
         "vlan_id": 12,
         "codel": {"ecn_mark": False},
     }
+    # an integer of more digits than `int` reads stays text too, as does one in a list
+    (third,) = parse(f"rate_bps,link_ids\n{'9' * 5000},{'9' * 5000}\n".encode(), FileFormat.CSV)
+    assert third == {"rate_bps": "9" * 5000, "link_ids": ["9" * 5000]}
 
 
 def test_yaml_reads_yaml_1_2_floats_and_nothing_unsafe() -> None:
@@ -65,6 +68,9 @@ def test_yaml_reads_yaml_1_2_floats_and_nothing_unsafe() -> None:
         (b'name\n"a\n', FileFormat.CSV, "not valid CSV"),
         (b"{}", FileFormat.YAML, "a list of slices"),
         (b"- [", FileFormat.YAML, r"not valid YAML: .* \(line 2, column 1\)"),
+        (b"- name: 2024-13-01\n", FileFormat.YAML, "not valid YAML: month must be in 1..12"),
+        (b"- name: !!int x\n", FileFormat.YAML, "not valid YAML: invalid literal for int"),
+        (b"- rate_bps: " + b"9" * 5000, FileFormat.YAML, "not valid YAML: .*digits"),
     ],
 )
 def test_unreadable_files(data: bytes, file_format: FileFormat, says: str) -> None:

@@ -19,6 +19,7 @@ from ipaddress import IPv4Network
 from typing import Any
 
 import psycopg
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from sqlalchemy.orm import Session
 
@@ -172,11 +173,11 @@ def lock(
     connection = driver(session)
     with ExitStack() as stack:
         stack.enter_context(connection.pipeline())
-        inserting = stack.enter_context(connection.cursor())
+        inserting = stack.enter_context(connection.cursor(row_factory=dict_row))
         locking = stack.enter_context(connection.cursor())
         matching = stack.enter_context(connection.cursor())
         leaving = stack.enter_context(connection.cursor())
-        holding = stack.enter_context(connection.cursor())
+        holding = stack.enter_context(connection.cursor(row_factory=dict_row))
         if insert is not None:
             inserting.execute(_INSERT_SLICE, insert)
         locking.execute(_LOCK_SWITCHES, (list(link_ids),))
@@ -196,18 +197,12 @@ def lock(
         locks = None
         if changed is not None:
             locks = LinkLocks(stack, session, link_ids, changed=changed, slice_id=slice_id)
-        created = None
-        if insert is not None:
-            values = inserting.fetchone()  # first: the description comes with the result
-            columns = [column.name for column in inserting.description or ()]
-            created = dict(zip(columns, values or (), strict=True))
+        created = inserting.fetchone() if insert is not None else None
         locked = Locked(dict(locking.fetchall()), created=created)
         if match is not None:
             locked = _replace(locked, clashing=matching.fetchall(), exits=leaving.fetchall())
         if abc_links is not None:
-            columns = [column.name for column in holding.description or ()]
-            held = [dict(zip(columns, row, strict=True)) for row in holding.fetchall()]
-            locked = _replace(locked, abc_held=held)
+            locked = _replace(locked, abc_held=holding.fetchall())
         if locks is not None:
             locked = _replace(locked, links=locks.links(), stored=locks.stored())
     return locked
@@ -381,8 +376,9 @@ def lock_batch(
     connection = driver(session)
     with ExitStack() as stack:
         stack.enter_context(connection.pipeline())
-        cursors = [stack.enter_context(connection.cursor()) for _ in range(5)]
-        naming, leaving, matching, holding, numbering = cursors
+        cursors = [stack.enter_context(connection.cursor()) for _ in range(4)]
+        naming, leaving, matching, numbering = cursors
+        holding = stack.enter_context(connection.cursor(row_factory=dict_row))
         naming.execute(_TAKEN_NAMES, (names,))
         leaving.execute(_LINK_EXITS, (list(link_ids),))
         matching.execute(
@@ -393,8 +389,7 @@ def lock_batch(
         taken = {row[0] for row in naming.fetchall()}
         exits = {row[0]: (row[1], row[2]) for row in leaving.fetchall()}
         clashing = matching.fetchall()
-        columns = [column.name for column in holding.description or ()]
-        held = [dict(zip(columns, row, strict=True)) for row in holding.fetchall()]
+        held = holding.fetchall()
         dp_sids: dict[int, set[int]] = {switch_id: set() for switch_id in switches}
         for switch_id, dp_sid in numbering.fetchall():
             dp_sids[switch_id].add(dp_sid)
@@ -436,10 +431,9 @@ def _dumps(value: object) -> str:
 def insert_slices(session: Session, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Insert many slices (their columns, `_SLICE_COLUMNS`) in one statement;
     their stored columns, in no particular order (match them by name)."""
-    with driver(session).cursor() as cursor:
+    with driver(session).cursor(row_factory=dict_row) as cursor:
         cursor.execute(_INSERT_SLICES, (Jsonb(rows, dumps=_dumps),))
-        columns = [column.name for column in cursor.description or ()]
-        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        return cursor.fetchall()
 
 
 def insert_relations(
