@@ -30,7 +30,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
@@ -490,13 +490,12 @@ class Poller:
         with self._sessions() as session:
             inventory = load_inventory(session, self._settings)
         self._inventory = inventory
-        for switch_id in set(self.switches) - set(inventory):
-            self._stop_switch(switch_id)
+        self._stop_switches(set(self.switches) - set(inventory))
         for switch_id, poller in list(self.switches.items()):
             watch = inventory[switch_id]
             if poller.watch.target != watch.target:  # address, device or election id changed
                 lease_until = poller.lease_until
-                self._stop_switch(switch_id)
+                self._stop_switches([switch_id])
                 self._pool.drop(switch_id)
                 self._start_switch(watch, lease_until)
             else:
@@ -515,13 +514,11 @@ class Poller:
         assignment = assign_switches(list(self._inventory), self.live)
         share = {switch_id for switch_id, poller in assignment.items() if poller == self.poller_id}
         leaving = set(self.switches) - share
-        for switch_id in leaving:
-            self._stop_switch(switch_id)
+        self._stop_switches(leaving)
         leases.release(connection, self.poller_id, leaving)
         held = leases.acquire(connection, self.poller_id, share, self.lease_s)
         lease_until = asked + LEASE_MARGIN * self.lease_s
-        for switch_id in set(self.switches) - held:  # taken meanwhile (its lease had lapsed)
-            self._stop_switch(switch_id)
+        self._stop_switches(set(self.switches) - held)  # taken meanwhile (its lease lapsed)
         for switch_id in held:
             poller = self.switches.get(switch_id)
             if poller is not None:
@@ -550,21 +547,28 @@ class Poller:
         logger.info("polling switch %s", watch.switch_id)
         thread.start()
 
-    def _stop_switch(self, switch_id: int) -> None:
-        thread, stop = self._threads.pop(switch_id)
-        del self.switches[switch_id]
-        stop.set()
-        thread.join(timeout=10)
-        self.metrics.forget_switch(switch_id)
-        logger.info("stopped polling switch %s", switch_id)
+    def _stop_switches(self, switch_ids: Collection[int]) -> None:
+        """Stop these switch pollers: all are told first, then each is waited for, so that
+        stopping many (a poller joining takes a share of them) waits for the slowest poll in
+        progress, not for their sum."""
+        stopping = []
+        for switch_id in switch_ids:
+            thread, stop = self._threads.pop(switch_id)
+            del self.switches[switch_id]
+            stop.set()
+            stopping.append((switch_id, thread))
+        for switch_id, thread in stopping:
+            thread.join(timeout=10)
+            self.metrics.forget_switch(switch_id)
+            logger.info("stopped polling switch %s", switch_id)
 
     def _lapse(self) -> None:
         """Stop the switch pollers whose lease was not renewed in time."""
         now = self._clock()
-        for switch_id, poller in list(self.switches.items()):
-            if poller.lease_until <= now:
-                logger.warning("lease of switch %s not renewed in time", switch_id)
-                self._stop_switch(switch_id)
+        lapsed = [i for i, poller in self.switches.items() if poller.lease_until <= now]
+        for switch_id in lapsed:
+            logger.warning("lease of switch %s not renewed in time", switch_id)
+        self._stop_switches(lapsed)
         self.metrics.switches.set(len(self.switches))
 
     def run(self, stop: threading.Event) -> None:
@@ -609,8 +613,7 @@ class Poller:
         finally:
             self.active.clear()
             self.metrics.active.set(0)
-            for switch_id in list(self.switches):
-                self._stop_switch(switch_id)
+            self._stop_switches(list(self.switches))
             self.metrics.switches.set(0)
             with suppress(sa.exc.SQLAlchemyError):
                 with self._engine.connect().execution_options(
