@@ -474,6 +474,8 @@ class Poller:
         self.live: list[str] = []
         """The live pollers at the last round, itself included."""
         self._inventory: dict[int, SwitchWatch] = {}
+        self.slow_rounds = 0
+        """Lease rounds that took longer than their half period (`_round_took`)."""
         self._threads: dict[int, tuple[threading.Thread, threading.Event]] = {}
         self.metrics_port: int | None = None
         """Where its metrics are served, once `run` started (`poller_metrics_port` 0: any)."""
@@ -526,6 +528,26 @@ class Poller:
             elif switch_id in self._inventory:
                 self._start_switch(self._inventory[switch_id], lease_until)
         self.metrics.switches.set(len(self.switches))
+
+    def _round_took(self, seconds: float) -> None:
+        """Time a round (the inventory's re-read included, when due). One longer than its
+        half period delays the next renewal; rounds back to back longer than ``LEASE_MARGIN``
+        of half a lease let every lease lapse (its switches go unread): say so before that."""
+        self.metrics.lease_round_duration.observe(seconds)
+        if seconds <= self.round_s:
+            return
+        self.slow_rounds += 1
+        if self.slow_rounds == 1 or self.slow_rounds % 100 == 0:
+            logger.warning(
+                "lease round took %.3f s, over its %.3f s; leases lapse once rounds take "
+                "%.3f s (%d switches; raise telemetry_poll_interval_s or run more pollers): "
+                "%d slow rounds",
+                seconds,
+                self.round_s,
+                LEASE_MARGIN * self.lease_s / 2,
+                len(self.switches),
+                self.slow_rounds,
+            )
 
     def _clock(self) -> float:
         return time.monotonic()
@@ -602,6 +624,7 @@ class Poller:
                         self.refresh()
                         refresh_at = started + self._settings.telemetry_refresh_s
                     self.lease_round(connection)
+                    self._round_took(self._clock() - started)
                 except sa.exc.SQLAlchemyError as exc:
                     logger.warning("lease round failed: %s", exc)
                     if connection is not None:
