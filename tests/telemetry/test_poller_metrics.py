@@ -4,6 +4,7 @@ histogram, errors and the sink's figures, served over HTTP while it runs."""
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -124,3 +125,29 @@ def test_a_lease_round_slower_than_its_half_period_is_timed_and_warned_of(
         "sliceportal_poller_lease_round_duration_seconds_count"
     )
     assert timed == 3
+
+
+def test_a_metrics_port_in_use_is_logged_and_the_poller_polls_without_it(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        tuned = settings.model_copy(
+            update={"poller_metrics_port": port, "telemetry_poll_interval_s": 0.5}
+        )
+        poller = Poller(tuned)
+        stop = threading.Event()
+        thread = threading.Thread(target=poller.run, args=(stop,), daemon=True)
+        with caplog.at_level(logging.ERROR, logger="sliceportal.telemetry.poller"):
+            thread.start()
+            try:
+                assert poller.active.wait(20)  # it polls its share all the same
+            finally:
+                stop.set()
+                thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert poller.metrics_port is None
+    (error,) = caplog.records
+    assert f"poller metrics not served on 127.0.0.1:{port}" in error.getMessage()

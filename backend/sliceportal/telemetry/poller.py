@@ -34,6 +34,7 @@ from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
+from wsgiref.simple_server import WSGIServer
 
 import numpy as np
 import numpy.typing as npt
@@ -593,15 +594,25 @@ class Poller:
         self._stop_switches(lapsed)
         self.metrics.switches.set(len(self.switches))
 
+    def _serve_metrics(self) -> WSGIServer | None:
+        """Start serving its metrics, if `poller_metrics_port` is set. A port that cannot be
+        bound (in use, not allowed) is logged and the poller runs without them: its switches
+        matter more than its own figures, and Prometheus reports the target down."""
+        host, port = self._settings.poller_metrics_host, self._settings.poller_metrics_port
+        if port is None:
+            return None
+        try:
+            server, _ = self.metrics.serve(host, port)
+        except OSError as exc:
+            logger.error("poller metrics not served on %s:%d: %s", host, port, exc)
+            return None
+        self.metrics_port = server.server_port
+        return server
+
     def run(self, stop: threading.Event) -> None:
         """Poll its share of the switches until ``stop`` is set, then give them up. Serves
         the poller's metrics meanwhile, if `poller_metrics_port` is set."""
-        server = None
-        if self._settings.poller_metrics_port is not None:
-            server, _ = self.metrics.serve(
-                self._settings.poller_metrics_host, self._settings.poller_metrics_port
-            )
-            self.metrics_port = server.server_port
+        server = self._serve_metrics()
         sink_stop = threading.Event()
         sink = threading.Thread(target=self.sink.run, args=(sink_stop,), name="telemetry-sink")
         sink.start()
