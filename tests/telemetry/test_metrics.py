@@ -7,12 +7,16 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.core.config import Settings
+from sliceportal.core.embedded import free_tcp_port
 from sliceportal.db import samples as store
+from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.telemetry import COLUMNS
 from sliceportal.telemetry.exposition import FleetCollector
@@ -247,3 +251,48 @@ def test_a_sample_committed_after_a_scrape_is_counted_by_the_next(
     assert forwarded(second["id"]) == 9
     store_samples(db, second["id"], switch_id, [now - dt.timedelta(seconds=3)], packets=100)
     assert forwarded(second["id"]) == 9  # older than its slice's newest: never counted
+
+
+def test_a_scrape_while_the_database_is_down_is_a_503_and_counts_nothing_twice(
+    client: TestClient,
+    viewer_headers: dict[str, str],
+    settings: Settings,
+    db: sessionmaker[Session],
+    fleet: dict[str, dict[str, object]],
+) -> None:
+    """The collector reads on sessions of its own: a scrape that finds the database gone once
+    the caller is authenticated answers 503 problem+json (Prometheus marks the target down),
+    not a 500, and the next scrape counts what the failed one did not."""
+    slice_, switch = fleet["slice"], fleet["switch"]
+    collector = FleetCollector(db, settings)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    down = settings.model_copy(
+        update={"database_url": f"postgresql+psycopg://postgres@127.0.0.1:{free_tcp_port()}/x"}
+    )
+    engine = create_db_engine(down)
+    app = client.app
+    assert isinstance(app, FastAPI)
+    kept = app.state.metrics
+    app.state.metrics = registry
+    try:
+        store_samples(
+            db,
+            int(slice_["id"]),  # type: ignore[call-overload]
+            int(switch["id"]),  # type: ignore[call-overload]
+            [dt.datetime.now(dt.UTC)],
+            packets=30,
+        )
+        collector.sessions = create_sessionmaker(engine)
+        response = client.get("/metrics", headers=viewer_headers)
+        assert response.status_code == 503, response.text
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.json()["type"].endswith("/database-unavailable")
+        collector.sessions = db
+        labels = {"slice_id": str(slice_["id"]), "slice": str(slice_["name"])}
+        labels["switch"] = str(switch["name"])
+        samples = scrape(client, viewer_headers)
+        assert value(samples, "sliceportal_slice_forwarded_packets_total", **labels) == 30
+    finally:
+        app.state.metrics = kept
+        engine.dispose()
