@@ -69,6 +69,28 @@ def store_samples(
         session.commit()
 
 
+def store_fleet_samples(
+    db: sessionmaker[Session],
+    fleet: dict[str, dict[str, object]],
+    times: list[dt.datetime],
+    **kw: int,
+) -> None:
+    """`store_samples` of the `fleet` fixture's slice on its switch."""
+    slice_id, switch_id = fleet["slice"]["id"], fleet["switch"]["id"]
+    assert isinstance(slice_id, int) and isinstance(switch_id, int)
+    store_samples(db, slice_id, switch_id, times, **kw)
+
+
+def labels_of(fleet: dict[str, dict[str, object]]) -> dict[str, str]:
+    """The per-slice series' labels of the `fleet` fixture's slice."""
+    slice_, switch = fleet["slice"], fleet["switch"]
+    return {
+        "slice_id": str(slice_["id"]),
+        "slice": str(slice_["name"]),
+        "switch": str(switch["name"]),
+    }
+
+
 @pytest.fixture
 def fleet(client: TestClient, operator_headers: dict[str, str]) -> dict[str, object]:
     link = factories.create_link(client, operator_headers, capacity_bps=100 * MBIT)
@@ -84,16 +106,14 @@ def test_gauges_and_counters_count_each_sample_once(
     db: sessionmaker[Session],
     fleet: dict[str, dict[str, object]],
 ) -> None:
-    link, slice_, switch = fleet["link"], fleet["slice"], fleet["switch"]
-    slice_labels = {"slice_id": str(slice_["id"]), "slice": str(slice_["name"])}
-    slice_labels["switch"] = str(switch["name"])
+    link, switch = fleet["link"], fleet["switch"]
+    slice_labels = labels_of(fleet)
     link_labels = {"switch": str(switch["name"]), "link": str(link["name"])}
     link_labels["link_id"] = str(link["id"])
     now = dt.datetime.now(dt.UTC)
-    store_samples(
+    store_fleet_samples(
         db,
-        int(slice_["id"]),  # type: ignore[call-overload]
-        int(switch["id"]),  # type: ignore[call-overload]
+        fleet,
         [now - dt.timedelta(seconds=s) for s in (3, 2, 1)],
         packets=100,
         vq_dropped=7,
@@ -118,13 +138,7 @@ def test_gauges_and_counters_count_each_sample_once(
     # A second scrape counts only what was stored since; the same rows never twice.
     again = scrape(client, viewer_headers)
     assert value(again, "sliceportal_slice_forwarded_packets_total", **slice_labels) == 300
-    store_samples(
-        db,
-        int(slice_["id"]),  # type: ignore[call-overload]
-        int(switch["id"]),  # type: ignore[call-overload]
-        [dt.datetime.now(dt.UTC)],
-        packets=40,
-    )
+    store_fleet_samples(db, fleet, [dt.datetime.now(dt.UTC)], packets=40)
     later = scrape(client, viewer_headers)
     assert value(later, "sliceportal_slice_forwarded_packets_total", **slice_labels) == 340
     assert (
@@ -140,13 +154,7 @@ def test_the_cardinality_guard_keeps_only_the_per_switch_sums(
     fleet: dict[str, dict[str, object]],
 ) -> None:
     slice_, switch = fleet["slice"], fleet["switch"]
-    store_samples(
-        db,
-        int(slice_["id"]),  # type: ignore[call-overload]
-        int(switch["id"]),  # type: ignore[call-overload]
-        [dt.datetime.now(dt.UTC)],
-        packets=10,
-    )
+    store_fleet_samples(db, fleet, [dt.datetime.now(dt.UTC)], packets=10)
     guarded = FleetCollector(db, settings.model_copy(update={"metrics_max_slices": 0}))
     families = {family.name: family for family in guarded.collect()}
     assert not any(name.startswith("sliceportal_slice_") for name in families)
@@ -189,13 +197,9 @@ def test_delay_histograms_are_prometheus_histograms_on_the_slice_edges(
     db: sessionmaker[Session],
     fleet: dict[str, dict[str, object]],
 ) -> None:
-    slice_, switch = fleet["slice"], fleet["switch"]
-    store_samples(
-        db,
-        int(slice_["id"]),  # type: ignore[call-overload]
-        int(switch["id"]),  # type: ignore[call-overload]
-        [dt.datetime.now(dt.UTC) - dt.timedelta(seconds=s) for s in (2, 1)],
-        packets=50,
+    slice_ = fleet["slice"]
+    store_fleet_samples(
+        db, fleet, [dt.datetime.now(dt.UTC) - dt.timedelta(seconds=s) for s in (2, 1)], packets=50
     )
     response = client.get("/metrics", headers=viewer_headers)
     families = {f.name: f for f in text_string_to_metric_families(response.text)}
@@ -263,7 +267,6 @@ def test_a_scrape_while_the_database_is_down_is_a_503_and_counts_nothing_twice(
     """The collector reads on sessions of its own: a scrape that finds the database gone once
     the caller is authenticated answers 503 problem+json (Prometheus marks the target down),
     not a 500, and the next scrape counts what the failed one did not."""
-    slice_, switch = fleet["slice"], fleet["switch"]
     collector = FleetCollector(db, settings)
     registry = CollectorRegistry(auto_describe=False)
     registry.register(collector)
@@ -276,23 +279,15 @@ def test_a_scrape_while_the_database_is_down_is_a_503_and_counts_nothing_twice(
     kept = app.state.metrics
     app.state.metrics = registry
     try:
-        store_samples(
-            db,
-            int(slice_["id"]),  # type: ignore[call-overload]
-            int(switch["id"]),  # type: ignore[call-overload]
-            [dt.datetime.now(dt.UTC)],
-            packets=30,
-        )
+        store_fleet_samples(db, fleet, [dt.datetime.now(dt.UTC)], packets=30)
         collector.sessions = create_sessionmaker(engine)
         response = client.get("/metrics", headers=viewer_headers)
         assert response.status_code == 503, response.text
         assert response.headers["content-type"] == "application/problem+json"
         assert response.json()["type"].endswith("/database-unavailable")
         collector.sessions = db
-        labels = {"slice_id": str(slice_["id"]), "slice": str(slice_["name"])}
-        labels["switch"] = str(switch["name"])
         samples = scrape(client, viewer_headers)
-        assert value(samples, "sliceportal_slice_forwarded_packets_total", **labels) == 30
+        assert value(samples, "sliceportal_slice_forwarded_packets_total", **labels_of(fleet)) == 30
     finally:
         app.state.metrics = kept
         engine.dispose()
