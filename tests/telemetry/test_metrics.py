@@ -291,3 +291,31 @@ def test_a_scrape_while_the_database_is_down_is_a_503_and_counts_nothing_twice(
     finally:
         app.state.metrics = kept
         engine.dispose()
+
+
+def test_a_deleted_slice_leaves_its_series_and_keeps_adding_to_its_switch_s_sums(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    settings: Settings,
+    db: sessionmaker[Session],
+    fleet: dict[str, dict[str, object]],
+) -> None:
+    """Counters never go down: once a slice is deleted (its samples with it), its counts stay
+    in its switch's sums, and its own series go."""
+    slice_, switch = fleet["slice"], fleet["switch"]
+    collector = FleetCollector(db, settings)
+
+    def forwarded() -> tuple[set[str], float]:
+        families = {family.name: family for family in collector.collect()}
+        per_slice = families["sliceportal_slice_forwarded_packets"].samples
+        per_switch = families["sliceportal_switch_forwarded_packets"].samples
+        (summed,) = [s.value for s in per_switch if s.labels["switch"] == switch["name"]]
+        return {s.labels["slice_id"] for s in per_slice}, summed
+
+    store_fleet_samples(db, fleet, [dt.datetime.now(dt.UTC)], packets=30)
+    exported, summed = forwarded()
+    assert str(slice_["id"]) in exported and summed == 30
+    deleted = client.delete(f"/api/v1/slices/{slice_['id']}", headers=operator_headers)
+    assert deleted.status_code == 204, deleted.text
+    exported, summed = forwarded()
+    assert str(slice_["id"]) not in exported and summed == 30
