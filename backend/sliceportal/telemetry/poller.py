@@ -475,6 +475,9 @@ class Poller:
         self.live: list[str] = []
         """The live pollers at the last round, itself included."""
         self._inventory: dict[int, SwitchWatch] = {}
+        self._share_key: tuple[tuple[int, ...], tuple[str, ...]] | None = None
+        self._share_ids: set[int] = set()
+        """Its share of the switches, and the switches and live pollers it was computed of."""
         self.slow_rounds = 0
         """Lease rounds that took longer than their half period (`_round_took`)."""
         self._threads: dict[int, tuple[threading.Thread, threading.Event]] = {}
@@ -514,8 +517,7 @@ class Poller:
         self.live = leases.heartbeat(connection, self.poller_id, self.lease_s)
         self.active.set()
         self.metrics.active.set(1)
-        assignment = assign_switches(list(self._inventory), self.live)
-        share = {switch_id for switch_id, poller in assignment.items() if poller == self.poller_id}
+        share = self._share()
         leaving = set(self.switches) - share
         self._stop_switches(leaving)
         leases.release(connection, self.poller_id, leaving)
@@ -529,6 +531,17 @@ class Poller:
             elif switch_id in self._inventory:
                 self._start_switch(self._inventory[switch_id], lease_until)
         self.metrics.switches.set(len(self.switches))
+
+    def _share(self) -> set[int]:
+        """Its switches by `assign_switches`, computed again only when the switches or the
+        live pollers changed (a hash per switch and poller: 25 ms for 4,096 switches and ten
+        pollers, every round otherwise)."""
+        key = (tuple(self._inventory), tuple(self.live))
+        if key != self._share_key:
+            assignment = assign_switches(key[0], self.live)
+            self._share_key = key
+            self._share_ids = {i for i, poller in assignment.items() if poller == self.poller_id}
+        return self._share_ids
 
     def _round_took(self, seconds: float) -> None:
         """Time a round (the inventory's re-read included, when due). One longer than its
