@@ -139,7 +139,12 @@ def test_prometheus_scrapes_the_poller_on_its_metrics_port() -> None:
     assert settings.poller_metrics_host == "0.0.0.0"  # reachable from the prometheus service
     assert "ports" not in compose()["poller"]  # and from nowhere else
     job = scrape_job("sliceportal-poller")
-    assert job["static_configs"] == [{"targets": [f"poller:{settings.poller_metrics_port}"]}]
+    # each replica of the service its own target (`--scale poller=N`), not whichever one the
+    # name resolved to at a scrape
+    assert "static_configs" not in job
+    assert job["dns_sd_configs"] == [
+        {"names": ["poller"], "type": "A", "port": settings.poller_metrics_port}
+    ]
     assert "authorization" not in job
 
 

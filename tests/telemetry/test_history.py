@@ -272,6 +272,34 @@ def test_legacy_rows_are_read_on_the_former_global_edges(
     assert [edge for edge, _ in sample["rq_cdf"]] == [us / 1e6 for us in LEGACY_EDGES_US]
 
 
+def raw_then_summed(
+    client: TestClient,
+    viewer_headers: dict[str, str],
+    db: sessionmaker[Session],
+    slice_id: int,
+    records: list[store.SampleRecord],
+    field: str,
+) -> list[dict[str, Any]]:
+    """Store ``records`` (within T1's first minute); their raw samples, once it is checked
+    that the sums, a minute's bucket and the minute row downsampling leaves, say ``field``
+    null."""
+    with db() as session:
+        store.insert_samples(session, records)
+        session.commit()
+    end = T1 + dt.timedelta(minutes=1)
+    raw: list[dict[str, Any]] = history(
+        client, viewer_headers, slice_id, start=T1, end=end, resolution=1
+    )["data"]
+    (summed,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=60)["data"]
+    assert summed[field] is None and summed["downsampled"]
+    with db() as session:
+        store.downsample(session, T1 + dt.timedelta(hours=2), 3600)
+        session.commit()
+    (minute,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=1)["data"]
+    assert minute[field] is None and minute["downsampled"]
+    return raw
+
+
 def test_history_carries_codel_s_state_of_raw_samples_only(
     client: TestClient,
     viewer_headers: dict[str, str],
@@ -289,23 +317,12 @@ def test_history_carries_codel_s_state_of_raw_samples_only(
                            registers=registers, codel=(False, 7)),
         store.SampleRecord(slice_id, 1, T1 + dt.timedelta(seconds=3), 1.0, counts(5), TARGET),
     ]  # fmt: skip
-    with db() as session:
-        store.insert_samples(session, records)
-        session.commit()
-    end = T1 + dt.timedelta(minutes=1)
-    raw = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=1)["data"]
+    raw = raw_then_summed(client, viewer_headers, db, slice_id, records, "codel")
     assert [(s["codel"], s["registers"] is not None) for s in raw] == [
         ({"dropping": True, "count": 7}, True),
         ({"dropping": False, "count": 7}, True),
         (None, False),
     ]
-    (summed,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=60)["data"]
-    assert summed["codel"] is None and summed["downsampled"]
-    with db() as session:
-        store.downsample(session, T1 + dt.timedelta(hours=2), 3600)
-        session.commit()
-    (minute,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=1)["data"]
-    assert minute["codel"] is None and minute["downsampled"]
 
     schema = client.get("/api/v1/openapi.json").json()["components"]["schemas"]
     assert schema["CodelState"]["required"] == ["dropping", "count"]
@@ -334,19 +351,8 @@ def test_history_carries_abc_s_state_of_raw_samples_only(
                            registers=registers, abc=state),
         store.SampleRecord(slice_id, 1, T1 + dt.timedelta(seconds=2), 1.0, counts(5), TARGET),
     ]  # fmt: skip
-    with db() as session:
-        store.insert_samples(session, records)
-        session.commit()
-    end = T1 + dt.timedelta(minutes=1)
-    raw = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=1)["data"]
+    raw = raw_then_summed(client, viewer_headers, db, slice_id, records, "abc")
     assert [s["abc"] for s in raw] == [state, None]
-    (summed,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=60)["data"]
-    assert summed["abc"] is None and summed["downsampled"]
-    with db() as session:
-        store.downsample(session, T1 + dt.timedelta(hours=2), 3600)
-        session.commit()
-    (minute,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=1)["data"]
-    assert minute["abc"] is None and minute["downsampled"]
 
     schema = client.get("/api/v1/openapi.json").json()["components"]["schemas"]
     assert schema["AbcState"]["required"] == ["average_activity", "active_slots", "aggregates"]

@@ -7,12 +7,16 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.core.config import Settings
+from sliceportal.core.embedded import free_tcp_port
 from sliceportal.db import samples as store
+from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.telemetry import COLUMNS
 from sliceportal.telemetry.exposition import FleetCollector
@@ -65,6 +69,28 @@ def store_samples(
         session.commit()
 
 
+def store_fleet_samples(
+    db: sessionmaker[Session],
+    fleet: dict[str, dict[str, object]],
+    times: list[dt.datetime],
+    **kw: int,
+) -> None:
+    """`store_samples` of the `fleet` fixture's slice on its switch."""
+    slice_id, switch_id = fleet["slice"]["id"], fleet["switch"]["id"]
+    assert isinstance(slice_id, int) and isinstance(switch_id, int)
+    store_samples(db, slice_id, switch_id, times, **kw)
+
+
+def labels_of(fleet: dict[str, dict[str, object]]) -> dict[str, str]:
+    """The per-slice series' labels of the `fleet` fixture's slice."""
+    slice_, switch = fleet["slice"], fleet["switch"]
+    return {
+        "slice_id": str(slice_["id"]),
+        "slice": str(slice_["name"]),
+        "switch": str(switch["name"]),
+    }
+
+
 @pytest.fixture
 def fleet(client: TestClient, operator_headers: dict[str, str]) -> dict[str, object]:
     link = factories.create_link(client, operator_headers, capacity_bps=100 * MBIT)
@@ -80,16 +106,14 @@ def test_gauges_and_counters_count_each_sample_once(
     db: sessionmaker[Session],
     fleet: dict[str, dict[str, object]],
 ) -> None:
-    link, slice_, switch = fleet["link"], fleet["slice"], fleet["switch"]
-    slice_labels = {"slice_id": str(slice_["id"]), "slice": str(slice_["name"])}
-    slice_labels["switch"] = str(switch["name"])
+    link, switch = fleet["link"], fleet["switch"]
+    slice_labels = labels_of(fleet)
     link_labels = {"switch": str(switch["name"]), "link": str(link["name"])}
     link_labels["link_id"] = str(link["id"])
     now = dt.datetime.now(dt.UTC)
-    store_samples(
+    store_fleet_samples(
         db,
-        int(slice_["id"]),  # type: ignore[call-overload]
-        int(switch["id"]),  # type: ignore[call-overload]
+        fleet,
         [now - dt.timedelta(seconds=s) for s in (3, 2, 1)],
         packets=100,
         vq_dropped=7,
@@ -114,13 +138,7 @@ def test_gauges_and_counters_count_each_sample_once(
     # A second scrape counts only what was stored since; the same rows never twice.
     again = scrape(client, viewer_headers)
     assert value(again, "sliceportal_slice_forwarded_packets_total", **slice_labels) == 300
-    store_samples(
-        db,
-        int(slice_["id"]),  # type: ignore[call-overload]
-        int(switch["id"]),  # type: ignore[call-overload]
-        [dt.datetime.now(dt.UTC)],
-        packets=40,
-    )
+    store_fleet_samples(db, fleet, [dt.datetime.now(dt.UTC)], packets=40)
     later = scrape(client, viewer_headers)
     assert value(later, "sliceportal_slice_forwarded_packets_total", **slice_labels) == 340
     assert (
@@ -136,13 +154,7 @@ def test_the_cardinality_guard_keeps_only_the_per_switch_sums(
     fleet: dict[str, dict[str, object]],
 ) -> None:
     slice_, switch = fleet["slice"], fleet["switch"]
-    store_samples(
-        db,
-        int(slice_["id"]),  # type: ignore[call-overload]
-        int(switch["id"]),  # type: ignore[call-overload]
-        [dt.datetime.now(dt.UTC)],
-        packets=10,
-    )
+    store_fleet_samples(db, fleet, [dt.datetime.now(dt.UTC)], packets=10)
     guarded = FleetCollector(db, settings.model_copy(update={"metrics_max_slices": 0}))
     families = {family.name: family for family in guarded.collect()}
     assert not any(name.startswith("sliceportal_slice_") for name in families)
@@ -185,13 +197,9 @@ def test_delay_histograms_are_prometheus_histograms_on_the_slice_edges(
     db: sessionmaker[Session],
     fleet: dict[str, dict[str, object]],
 ) -> None:
-    slice_, switch = fleet["slice"], fleet["switch"]
-    store_samples(
-        db,
-        int(slice_["id"]),  # type: ignore[call-overload]
-        int(switch["id"]),  # type: ignore[call-overload]
-        [dt.datetime.now(dt.UTC) - dt.timedelta(seconds=s) for s in (2, 1)],
-        packets=50,
+    slice_ = fleet["slice"]
+    store_fleet_samples(
+        db, fleet, [dt.datetime.now(dt.UTC) - dt.timedelta(seconds=s) for s in (2, 1)], packets=50
     )
     response = client.get("/metrics", headers=viewer_headers)
     families = {f.name: f for f in text_string_to_metric_families(response.text)}
@@ -247,3 +255,67 @@ def test_a_sample_committed_after_a_scrape_is_counted_by_the_next(
     assert forwarded(second["id"]) == 9
     store_samples(db, second["id"], switch_id, [now - dt.timedelta(seconds=3)], packets=100)
     assert forwarded(second["id"]) == 9  # older than its slice's newest: never counted
+
+
+def test_a_scrape_while_the_database_is_down_is_a_503_and_counts_nothing_twice(
+    client: TestClient,
+    viewer_headers: dict[str, str],
+    settings: Settings,
+    db: sessionmaker[Session],
+    fleet: dict[str, dict[str, object]],
+) -> None:
+    """The collector reads on sessions of its own: a scrape that finds the database gone once
+    the caller is authenticated answers 503 problem+json (Prometheus marks the target down),
+    not a 500, and the next scrape counts what the failed one did not."""
+    collector = FleetCollector(db, settings)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    down = settings.model_copy(
+        update={"database_url": f"postgresql+psycopg://postgres@127.0.0.1:{free_tcp_port()}/x"}
+    )
+    engine = create_db_engine(down)
+    app = client.app
+    assert isinstance(app, FastAPI)
+    kept = app.state.metrics
+    app.state.metrics = registry
+    try:
+        store_fleet_samples(db, fleet, [dt.datetime.now(dt.UTC)], packets=30)
+        collector.sessions = create_sessionmaker(engine)
+        response = client.get("/metrics", headers=viewer_headers)
+        assert response.status_code == 503, response.text
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.json()["type"].endswith("/database-unavailable")
+        collector.sessions = db
+        samples = scrape(client, viewer_headers)
+        assert value(samples, "sliceportal_slice_forwarded_packets_total", **labels_of(fleet)) == 30
+    finally:
+        app.state.metrics = kept
+        engine.dispose()
+
+
+def test_a_deleted_slice_leaves_its_series_and_keeps_adding_to_its_switch_s_sums(
+    client: TestClient,
+    operator_headers: dict[str, str],
+    settings: Settings,
+    db: sessionmaker[Session],
+    fleet: dict[str, dict[str, object]],
+) -> None:
+    """Counters never go down: once a slice is deleted (its samples with it), its counts stay
+    in its switch's sums, and its own series go."""
+    slice_, switch = fleet["slice"], fleet["switch"]
+    collector = FleetCollector(db, settings)
+
+    def forwarded() -> tuple[set[str], float]:
+        families = {family.name: family for family in collector.collect()}
+        per_slice = families["sliceportal_slice_forwarded_packets"].samples
+        per_switch = families["sliceportal_switch_forwarded_packets"].samples
+        (summed,) = [s.value for s in per_switch if s.labels["switch"] == switch["name"]]
+        return {s.labels["slice_id"] for s in per_slice}, summed
+
+    store_fleet_samples(db, fleet, [dt.datetime.now(dt.UTC)], packets=30)
+    exported, summed = forwarded()
+    assert str(slice_["id"]) in exported and summed == 30
+    deleted = client.delete(f"/api/v1/slices/{slice_['id']}", headers=operator_headers)
+    assert deleted.status_code == 204, deleted.text
+    exported, summed = forwarded()
+    assert str(slice_["id"]) not in exported and summed == 30

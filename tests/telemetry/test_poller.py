@@ -91,6 +91,12 @@ def watch_of(db: sessionmaker[Session], settings: Settings, slice_: dict[str, An
         return watch
 
 
+def clocked(watch: SwitchWatch, pool: SessionPool) -> tuple[SwitchPoller, FakeClock]:
+    """A switch poller of a 1 s period on a `FakeClock` (its monotonic and wall clocks)."""
+    clock = FakeClock()
+    return SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall), clock
+
+
 def stored(db: sessionmaker[Session], slice_id: int, t: dt.datetime) -> list[dict[str, Any]]:
     with db() as session:
         records = store.history(session, slice_id, t - dt.timedelta(microseconds=1), t, 1)
@@ -111,10 +117,9 @@ def test_counters_moved_give_samples_with_the_right_rates_and_percentiles(
     (slice_,) = create_emulator_slices(
         client, operator_headers, emulator.address, delay_target_s=0.03
     )
-    clock = FakeClock()
     watch = watch_of(db, settings, slice_)
     assert [s.hist_target for s in watch.slices] == [dp.histogram_target(0.03)]
-    poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
+    poller, clock = clocked(watch, pool)
     first = poller.poll()
     assert first is not None and first.slices == ()  # the first reading is the baseline
 
@@ -187,9 +192,8 @@ def test_a_cell_budget_spreads_slices_and_reports_their_effective_interval(
     pool: SessionPool,
 ) -> None:
     slices = create_emulator_slices(client, operator_headers, emulator.address, 5)
-    clock = FakeClock()
     watch = watch_of(db, settings, slices[0])
-    poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
+    poller, clock = clocked(watch, pool)
     # Room for two slices per period (20 counter + 2 register cells each): 3 periods for 5.
     poller.watch = dataclasses.replace(watch, budget_cells=2 * poller.cells_per_slice)
     assert [len(group) for group in poller.groups] == [2, 2, 1]
@@ -224,8 +228,7 @@ def test_a_dp_sid_taken_over_by_another_slice_starts_over(
 ) -> None:
     (slice_,) = create_emulator_slices(client, operator_headers, emulator.address)
     watch = watch_of(db, settings, slice_)
-    clock = FakeClock()
-    poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
+    poller, clock = clocked(watch, pool)
     poller.poll()
     clock.advance(1.0)
     (watched,) = watch.slices
@@ -251,10 +254,7 @@ def test_a_switch_that_cannot_read_registers_is_polled_on_its_counters_alone(
         counters = SwitchCounters(bmv2.address)
         try:
             (slice_,) = create_emulator_slices(client, operator_headers, bmv2.address, **CODEL)
-            clock = FakeClock()
-            poller = SwitchPoller(
-                watch_of(db, settings, slice_), pool, 1.0, clock=clock, wall=clock.wall
-            )
+            poller, clock = clocked(watch_of(db, settings, slice_), pool)
             assert poller.poll() is not None  # the baseline
             assert not poller.registers_readable
             assert poller.cells_per_slice == CELLS_PER_SLICE == 21
@@ -317,8 +317,7 @@ def test_a_codel_slice_s_samples_carry_codel_s_state_read_with_the_registers(
         watch = watch_of(db, settings, codel_slice)
         assert [s.codel for s in watch.slices] == [True, False]
         deploy(db, pool, watch)
-        clock = FakeClock()
-        poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
+        poller, clock = clocked(watch, pool)
         assert poller.poll() is not None  # the baseline
         sid = dp_sid_of(codel_slice)
 
@@ -355,27 +354,6 @@ def test_a_codel_slice_s_samples_carry_codel_s_state_read_with_the_registers(
             .order_by(TelemetrySample.t)
         ).all()
     assert [tuple(row) for row in rows] == [(True, count), (False, count)]
-
-
-def test_codel_slices_read_two_register_cells_more_within_the_budget(
-    client: TestClient,
-    operator_headers: dict[str, str],
-    db: sessionmaker[Session],
-    settings: Settings,
-    emulator: EmulatorServer,
-    pool: SessionPool,
-) -> None:
-    """A codel slice costs 25 cells, another 23: a budget of 2 x 23 + 2 fits one codel slice
-    and one other, and two codel slices need two periods."""
-    slices = create_emulator_slices(client, operator_headers, emulator.address, 2, **CODEL)
-    watch = watch_of(db, settings, slices[0])
-    poller = SwitchPoller(watch, pool, 1.0, clock=FakeClock())
-    fits_one_codel = 2 * poller.cells_per_slice + CODEL_REGISTER_CELLS
-    poller.watch = dataclasses.replace(watch, budget_cells=fits_one_codel)
-    assert [len(group) for group in poller.groups] == [1, 1]
-    mixed = (watch.slices[0], dataclasses.replace(watch.slices[1], codel=False))
-    poller.watch = dataclasses.replace(watch, budget_cells=fits_one_codel, slices=mixed)
-    assert [len(group) for group in poller.groups] == [2]
 
 
 ABC = {"scheme": "abc", "abc": {"meter_memory_s": 1.0, "reference_rate_bps": 1e5}}
@@ -415,8 +393,7 @@ def test_an_abc_slice_s_samples_carry_its_busiest_aggregates_read_with_the_regis
     ).raise_for_status()
     watch = watch_of(db, settings, abc_slice)
     assert [s.abc for s in watch.slices] == [AbcWatch(1e5, 1.0), None]
-    clock = FakeClock()
-    poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
+    poller, clock = clocked(watch, pool)
     assert poller.poll() is not None  # the baseline
     one = 1 << 16  # Q16
     second = 1_000_000  # ticks
@@ -471,10 +448,7 @@ def test_a_switch_that_cannot_read_registers_gives_an_abc_slice_no_aggregates(
     polled on its counters alone (21 cells, not 218) and its samples say abc null."""
     with EmulatorServer("127.0.0.1:0", 1, load_pipeline=True, like_bmv2=True) as bmv2:
         (slice_,) = create_emulator_slices(client, operator_headers, bmv2.address, **ABC)
-        clock = FakeClock()
-        poller = SwitchPoller(
-            watch_of(db, settings, slice_), pool, 1.0, clock=clock, wall=clock.wall
-        )
+        poller, clock = clocked(watch_of(db, settings, slice_), pool)
         assert poller.poll() is not None
         clock.advance(1.0)
         batch = poller.poll()
@@ -485,24 +459,33 @@ def test_a_switch_that_cannot_read_registers_gives_an_abc_slice_no_aggregates(
     assert sample["abc"] is None and sample["registers"] is None
 
 
-def test_abc_slices_read_195_register_cells_more_within_the_budget(
+@pytest.mark.parametrize(
+    ("options", "extra_cells", "without"),
+    [(CODEL, CODEL_REGISTER_CELLS, {"codel": False}), (ABC, ABC_REGISTER_CELLS, {"abc": None})],
+    ids=["codel", "abc"],
+)
+def test_codel_and_abc_slices_read_their_register_cells_more_within_the_budget(
     client: TestClient,
     operator_headers: dict[str, str],
     db: sessionmaker[Session],
     settings: Settings,
     emulator: EmulatorServer,
     pool: SessionPool,
+    options: dict[str, Any],
+    extra_cells: int,
+    without: dict[str, Any],
 ) -> None:
-    """An abc slice costs 23 + 195 cells: a budget of 2 x 23 + 195 fits one abc slice and
-    one other, and two abc slices need two periods."""
-    slices = create_emulator_slices(client, operator_headers, emulator.address, 2, **ABC)
+    """A codel slice costs 23 + 2 cells, an abc slice 23 + 195, another 23: a budget of
+    2 x 23 plus one slice's extra cells fits one such slice and one other, and two such slices
+    need two periods."""
+    slices = create_emulator_slices(client, operator_headers, emulator.address, 2, **options)
     watch = watch_of(db, settings, slices[0])
     poller = SwitchPoller(watch, pool, 1.0, clock=FakeClock())
-    fits_one_abc = 2 * poller.cells_per_slice + ABC_REGISTER_CELLS
-    poller.watch = dataclasses.replace(watch, budget_cells=fits_one_abc)
+    fits_one = 2 * poller.cells_per_slice + extra_cells
+    poller.watch = dataclasses.replace(watch, budget_cells=fits_one)
     assert [len(group) for group in poller.groups] == [1, 1]
-    mixed = (watch.slices[0], dataclasses.replace(watch.slices[1], abc=None))
-    poller.watch = dataclasses.replace(watch, budget_cells=fits_one_abc, slices=mixed)
+    mixed = (watch.slices[0], dataclasses.replace(watch.slices[1], **without))
+    poller.watch = dataclasses.replace(watch, budget_cells=fits_one, slices=mixed)
     assert [len(group) for group in poller.groups] == [2]
 
 
@@ -526,8 +509,7 @@ def test_an_abc_slice_s_busiest_aggregates_are_its_sources_through_the_packet_mo
         (abc_slice,) = create_emulator_slices(client, operator_headers, emulator.address, **ABC)
         watch = watch_of(db, settings, abc_slice)
         deploy(db, pool, watch)
-        clock = FakeClock()
-        poller = SwitchPoller(watch, pool, 1.0, clock=clock, wall=clock.wall)
+        poller, clock = clocked(watch, pool)
         assert poller.poll() is not None  # the baseline
         sid = dp_sid_of(abc_slice)
         rates = {"192.0.2.10": 12e6, "192.0.2.20": 2e6}

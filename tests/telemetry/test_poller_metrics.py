@@ -3,12 +3,15 @@ histogram, errors and the sink's figures, served over HTTP while it runs."""
 
 from __future__ import annotations
 
+import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -101,3 +104,50 @@ def test_the_poller_serves_its_own_figures(
         except httpx.TransportError:
             served_after_stop = False
     assert not served_after_stop
+
+
+def test_a_lease_round_slower_than_its_half_period_is_timed_and_warned_of(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Rounds back to back of 0.45 of a lease let every lease lapse: a round over its half
+    period (0.1 s of a 0.2 s period) is warned of, with the duration at which they lapse."""
+    poller = Poller(settings.model_copy(update={"telemetry_poll_interval_s": 0.2}))
+    with caplog.at_level(logging.WARNING, logger="sliceportal.telemetry.poller"):
+        poller._round_took(0.05)
+        assert not caplog.records
+        poller._round_took(0.12)
+        poller._round_took(0.12)  # the first is warned of, then every hundredth
+    (warning,) = caplog.records
+    assert "lease round took 0.120 s, over its 0.100 s" in warning.getMessage()
+    assert "leases lapse once rounds take 0.135 s" in warning.getMessage()
+    assert poller.slow_rounds == 2
+    timed = poller.metrics.registry.get_sample_value(
+        "sliceportal_poller_lease_round_duration_seconds_count"
+    )
+    assert timed == 3
+
+
+def test_a_metrics_port_in_use_is_logged_and_the_poller_polls_without_it(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        tuned = settings.model_copy(
+            update={"poller_metrics_port": port, "telemetry_poll_interval_s": 0.5}
+        )
+        poller = Poller(tuned)
+        stop = threading.Event()
+        thread = threading.Thread(target=poller.run, args=(stop,), daemon=True)
+        with caplog.at_level(logging.ERROR, logger="sliceportal.telemetry.poller"):
+            thread.start()
+            try:
+                assert poller.active.wait(20)  # it polls its share all the same
+            finally:
+                stop.set()
+                thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert poller.metrics_port is None
+    (error,) = caplog.records
+    assert f"poller metrics not served on 127.0.0.1:{port}" in error.getMessage()

@@ -171,10 +171,11 @@ class FleetCollector(Collector):
             now = dt.datetime.now(dt.UTC)
             links = fleet.link_loads(session)
             switches = fleet.switch_rows(session)
-            names = {row.slice_id: row.name for row in fleet.slice_names(session)}
             floor = now - self.lookback
             self.totals.forget_before(floor)
             self.totals.advance(store.newer_sums(session, self.totals.since, floor))
+            counted = {slice_id for slice_id, _, _ in self.totals.counts}
+            names = {row.slice_id: row.name for row in fleet.slice_names(session, counted)}
             self.totals.retire(set(names))
             per_slice = self.totals.per_slice()
             histograms = {key: counts.copy() for key, counts in self.totals.counts.items()}

@@ -62,6 +62,13 @@ class PollerMetrics:
             ["switch_id", "kind"],
             registry=r,
         )
+        self.lease_round_duration = Histogram(
+            "sliceportal_poller_lease_round_duration_seconds",
+            "Time of a lease round (membership, leases, the inventory when re-read): leases "
+            "lapse once rounds take 0.45 of a lease",
+            buckets=POLL_BUCKETS,
+            registry=r,
+        )
         self.samples = Counter(
             "sliceportal_poller_samples",
             "Samples the sink handled (published, stored, checked)",

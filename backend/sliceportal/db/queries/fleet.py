@@ -1,10 +1,12 @@
 """What the fleet holds, per switch and per link, for Prometheus (`telemetry.exposition`):
-capacities, the rates reserved by the stored slices, and the slices named, each in one
-statement. The reserved rates come from `link_level_loads` (the rows admission reads, kept by
-triggers), so a scrape reads at most eight rows per link, never the slices themselves."""
+capacities, the rates reserved by the stored slices, and the names of the slices counted,
+each in one statement. The reserved rates come from `link_level_loads` (the rows admission
+reads, kept by triggers), so a scrape reads at most eight rows per link, never the slices
+themselves."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -55,7 +57,7 @@ FROM switches
 ORDER BY switches.id
 """
 )
-_SLICES = sa.text("SELECT id, name FROM slices ORDER BY id")
+_SLICES = sa.text("SELECT id, name FROM slices WHERE id = ANY(:ids) ORDER BY id")
 
 
 def link_loads(session: Session) -> list[LinkLoadRow]:
@@ -69,5 +71,6 @@ def switch_rows(session: Session) -> list[SwitchRow]:
     return [SwitchRow(r[0], r[1], int(r[2])) for r in session.execute(_SWITCHES)]
 
 
-def slice_names(session: Session) -> list[SliceName]:
-    return [SliceName(r[0], r[1]) for r in session.execute(_SLICES)]
+def slice_names(session: Session, slice_ids: Collection[int]) -> list[SliceName]:
+    """The names of those of ``slice_ids`` still stored (the slices a scrape counted)."""
+    return [SliceName(r[0], r[1]) for r in session.execute(_SLICES, {"ids": list(slice_ids)})]
