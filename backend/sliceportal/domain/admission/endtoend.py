@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -41,9 +41,9 @@ from sliceportal.domain.bounds import (
     LevelAggregates,
     LevelBounds,
     LevelService,
-    SliceArrays,
     analyze_arrays,
     level_services,
+    slice_arrays,
     sound_aggregates,
 )
 from sliceportal.domain.formatting import format_delay
@@ -317,24 +317,26 @@ class _Network:
         self, links: Sequence[NetworkLink], slices: Sequence[RoutedSlice], model: Model
     ) -> None:
         self.links = tuple(links)
+        self.slices = tuple(slices)
         self.model = model
-        position = {link.id: index for index, link in enumerate(self.links)}
+        self.position = {link.id: index for index, link in enumerate(self.links)}
         self.offsets: list[int] = []
         hop_link: list[int] = []
-        hop_slice: list[int] = []
-        for index, routed in enumerate(slices):
+        for routed in self.slices:
             self.offsets.append(len(hop_link))
-            hop_link.extend(position[link_id] for link_id in routed.path)
-            hop_slice.extend([index] * len(routed.path))
-        self.slices = tuple(slices)
+            hop_link.extend(self.position[link_id] for link_id in routed.path)
         self.size = len(hop_link)
         self.hop_link = np.array(hop_link, np.intp)
-        specs = [routed.spec for routed in self.slices]
-        self.rate = np.array([specs[i].rate_bps for i in hop_slice], np.float64)
-        self.priority = np.array([specs[i].priority for i in hop_slice], np.intp)
-        self.target = np.array([specs[i].delay_target_s for i in hop_slice], np.float64)
-        self.packet = np.array([specs[i].max_packet_bytes for i in hop_slice], np.float64)
         self.members = [np.flatnonzero(self.hop_link == i) for i in range(len(self.links))]
+        hop_spec = [routed.spec for routed in self.slices for _ in routed.path]
+        self.columns = [slice_arrays([hop_spec[i] for i in members]) for members in self.members]
+        """Per link: its slices' columns (:func:`slice_arrays`), the bursts replaced each round."""
+        self._last: list[tuple[FloatArray, ArrayAnalysis, FloatArray] | None] = [None] * len(
+            self.links
+        )
+        """Per link: the bursts it was last analysed with, the analysis and the bounds (inf
+        over capacity): a round reuses them where the bursts reaching the link did not change,
+        as they do not on most links once the growth has passed them."""
 
     def grown_bursts(self, delays: FloatArray) -> FloatArray:
         """Each hop's burst: the slice's burst plus its rate times its delays before the hop."""
@@ -351,21 +353,21 @@ class _Network:
         bursts = self.grown_bursts(delays)
         bounds = np.full(self.size, math.inf)
         analyses: list[ArrayAnalysis | None] = []
-        for link, members in zip(self.links, self.members, strict=True):
+        for index, (members, columns) in enumerate(zip(self.members, self.columns, strict=True)):
             if not len(members):
                 analyses.append(None)
                 continue
-            arrays = SliceArrays(
-                rate_bps=self.rate[members],
-                priority=self.priority[members],
-                burst_bytes=bursts[members],
-                delay_target_s=self.target[members],
-                max_packet_bytes=self.packet[members],
-            )
-            analysis = analyze_arrays(arrays, link.capacity_bps, self.model, link.framing)
-            analyses.append(analysis)
-            fits = ~np.asarray(analysis.levels.overflow)[arrays.priority]
-            bounds[members] = np.where(fits, analysis.bound_s, math.inf)
+            arriving = bursts[members]
+            last = self._last[index]
+            if last is None or not np.array_equal(last[0], arriving):
+                link = self.links[index]
+                arrays = replace(columns, burst_bytes=arriving)
+                analysis = analyze_arrays(arrays, link.capacity_bps, self.model, link.framing)
+                fits = ~np.asarray(analysis.levels.overflow)[arrays.priority]
+                last = (arriving, analysis, np.where(fits, analysis.bound_s, math.inf))
+                self._last[index] = last
+            analyses.append(last[1])
+            bounds[members] = last[2]
         return _Round(bounds, bursts, tuple(analyses))
 
 
@@ -508,7 +510,7 @@ def analyze_paths(
     net = _Network(links, slices, model)
     final, settled, iterations, how = _settle(net, max_iterations)
     services: dict[int, tuple[tuple[LevelService, ...], LevelAggregates]] = {}
-    position = {link.id: index for index, link in enumerate(links)}
+    position = net.position
     results = []
     for routed, offset in zip(slices, net.offsets, strict=True):
         spec = routed.spec
