@@ -456,3 +456,18 @@ def test_links_validate_themselves() -> None:
     with pytest.raises(SpecError, match="capacity_bps: must be greater than 0"):
         NetworkLink(0, "a", 0.0)
     assert NetworkLink(0, "a", 1e9).framing.max_frame_bytes == max_frame_bytes(1500)
+
+
+@pytest.mark.parametrize("cap", [0, -1])
+def test_the_iteration_cap_must_allow_a_round(cap: int) -> None:
+    links = [NetworkLink(0, "a", 1e9)]
+    with pytest.raises(ValueError, match="max_iterations must be at least 1"):
+        analyze_paths(links, [RoutedSlice(_spec(), (0,))], max_iterations=cap)
+
+
+def test_a_huge_iteration_cap_costs_nothing_once_the_growth_settles() -> None:
+    """The cap only bounds networks that never settle; an acyclic one stops at its first
+    unchanged round."""
+    links, slices = _worked_example()
+    result = analyze_paths(links, slices, max_iterations=10**12)
+    assert result.fixed_point == "exact" and result.iterations <= len(links) + 1
