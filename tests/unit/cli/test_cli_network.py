@@ -268,6 +268,25 @@ def test_an_empty_network_is_admissible() -> None:
     }
 
 
+def test_bursts_that_grow_past_the_largest_float_are_unbounded_not_an_internal_error() -> None:
+    """32 links in a ring, one slice entering at each and crossing all 32 at 99 % of the
+    capacity in total: the growth has no finite fixed point, and on its way to infinity the
+    grown bursts of a level summed beyond the largest float (an OverflowError in fsum, exit
+    1). They are unbounded: exit 0, every end-to-end bound null."""
+    count = 32
+    doc = {
+        "links": [{"name": f"L{i}", "capacity_bps": 1e15} for i in range(count)],
+        "slices": [
+            {"name": f"s{i}", "rate_bps": 0.99e15 / count, "priority": 3, "burst_bytes": 1e21,
+             "delay_target_s": 1.0, "path": [f"L{(i + k) % count}" for k in range(count)]}
+            for i in range(count)
+        ],
+    }  # fmt: skip
+    out = _network(doc)
+    assert out["admissible"] is False
+    assert all(item["end_to_end_s"] is None for item in out["slices"])
+
+
 def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["analyze-network", "--model", "best", "-"])

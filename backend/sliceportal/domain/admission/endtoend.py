@@ -42,6 +42,7 @@ from sliceportal.domain.bounds import (
     LevelBounds,
     LevelService,
     analyze_arrays,
+    fsum_or_inf,
     level_services,
     slice_arrays,
     sound_aggregates,
@@ -167,14 +168,14 @@ def path_bound(
     if target_s is not None and not (math.isfinite(target_s) and target_s >= 0):
         raise ValueError("an end-to-end target must be a finite number of seconds, at least 0")
     bounded = all(hop.bound_s is not None and math.isfinite(hop.bound_s) for hop in path)
-    per_hop = (
-        math.fsum(
+    per_hop: float | None = None
+    if bounded:
+        per_hop = fsum_or_inf(
             [*(hop.bound_s for hop in path if hop.bound_s is not None)]
             + [hop.propagation_s for hop in path]
         )
-        if bounded
-        else None
-    )
+        if not math.isfinite(per_hop):  # finite hops whose sum exceeds the largest float
+            per_hop = None
     if concatenation_s is not None and not math.isfinite(concatenation_s):
         concatenation_s = None
     candidates = [value for value in (per_hop, concatenation_s) if value is not None]
@@ -345,7 +346,7 @@ class _Network:
             spec = routed.spec
             before = delays[offset : offset + len(routed.path)].tolist()
             for k in range(len(routed.path)):
-                bursts[offset + k] = spec.burst_bytes + spec.rate_bps * math.fsum(before[:k]) / 8
+                bursts[offset + k] = spec.burst_bytes + spec.rate_bps * fsum_or_inf(before[:k]) / 8
         return bursts
 
     def evaluate(self, delays: FloatArray) -> _Round:
@@ -485,7 +486,7 @@ def _concatenation(
     if not slowest >= spec.rate_bps:
         return None  # the slice's rate exceeds what some hop leaves it: no bound this way
     terms.append(8.0 * (spec.burst_bytes + spec.rate_bps * TIMESTAMP_TICK_S / 8.0) / slowest)
-    value = math.fsum(terms)
+    value = fsum_or_inf(terms)
     return value if math.isfinite(value) else None
 
 
