@@ -93,9 +93,9 @@ class PathBound:
     @property
     def method(self) -> str:
         """Which result :attr:`total_s` is: ``per-hop sum`` or ``concatenation``."""
-        if self.concatenation_s is not None and self.total_s == self.concatenation_s:
-            if self.per_hop_sum_s is None or self.concatenation_s < self.per_hop_sum_s:
-                return "concatenation"
+        concatenation, per_hop = self.concatenation_s, self.per_hop_sum_s
+        if concatenation is not None and (per_hop is None or concatenation < per_hop):
+            return "concatenation"
         return "per-hop sum"
 
     @property
@@ -510,7 +510,15 @@ def analyze_paths(
     model = Model(model)
     net = _Network(links, slices, model)
     final, settled, iterations, how = _settle(net, max_iterations)
-    services: dict[int, tuple[tuple[LevelService, ...], LevelAggregates]] = {}
+    services = [  # netcalc: per link, its levels' service curves and the sums they come from
+        None
+        if analysis is None or model is not Model.NETCALC
+        else (
+            level_services(analysis.aggregates, link.capacity_bps, link.framing),
+            sound_aggregates(analysis.aggregates, link.framing),
+        )
+        for link, analysis in zip(links, final.analyses, strict=True)
+    ]
     position = net.position
     results = []
     for routed, offset in zip(slices, net.offsets, strict=True):
@@ -525,13 +533,9 @@ def analyze_paths(
             value = float(analysis.bound_s[member])
             burst = float(final.bursts[offset + k])
             rate_bps = latency_s = None
-            if model is Model.NETCALC:
-                if index not in services:
-                    services[index] = (
-                        level_services(analysis.aggregates, link.capacity_bps, link.framing),
-                        sound_aggregates(analysis.aggregates, link.framing),
-                    )
-                levels, sound = services[index]
+            service = services[index]
+            if service is not None:
+                levels, sound = service
                 rate_bps, latency_s = _slice_service(
                     spec, burst, sound, levels[spec.priority], link.framing
                 )
