@@ -55,6 +55,7 @@ from sliceportal.domain.spec import (
     NetworkLink,
     RoutedSlice,
     SliceSpec,
+    check_integer,
     check_network,
 )
 
@@ -199,6 +200,10 @@ def path_bound(
 
 MAX_ITERATIONS = 1000
 """Rounds of burst growth before slices whose bounds still grow are declared unbounded."""
+MAX_ITERATIONS_LIMIT = 100 * MAX_ITERATIONS
+"""The largest cap a caller may ask for: a cycle whose gain is exactly 1 grows by the same
+step every round and never settles, so the cap alone bounds the work (each round analyses
+every link)."""
 CERTIFY_SLACK = 1e-9
 """Relative margin of the extrapolated bounds a cyclic network's fixed point is certified
 with (so a certified bound may be that much above the exact fixed point)."""
@@ -501,12 +506,12 @@ def analyze_paths(
     link, and end to end (propagation added; under netcalc the tighter of the per-hop sum and
     the concatenation), against its ``delay_target_s``. Pure; raises
     :class:`~sliceportal.domain.spec.SpecError` for links and paths that do not fit together
-    (:func:`~sliceportal.domain.spec.check_network`)."""
+    (:func:`~sliceportal.domain.spec.check_network`) and for a ``max_iterations`` that is not
+    an integer from 1 to :data:`MAX_ITERATIONS_LIMIT`."""
     links = tuple(links)
     slices = tuple(slices)
     check_network(links, slices)
-    if max_iterations < 1:
-        raise ValueError("max_iterations must be at least 1")
+    check_integer(max_iterations, "max_iterations", minimum=1, maximum=MAX_ITERATIONS_LIMIT)
     model = Model(model)
     net = _Network(links, slices, model)
     final, settled, iterations, how = _settle(net, max_iterations)
