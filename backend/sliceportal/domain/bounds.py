@@ -272,6 +272,16 @@ def slice_arrays(specs: Iterable[SliceSpec]) -> SliceArrays:
     )
 
 
+def fsum_or_inf(values: Iterable[float]) -> float:
+    """``math.fsum`` of non-negative values, inf where the sum exceeds the largest float
+    (``fsum`` raises there instead). Bursts grown along paths (:mod:`.admission.endtoend`)
+    can get that large before they become infinite."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.inf
+
+
 def aggregate_arrays(arrays: SliceArrays) -> LevelAggregates:
     """Per-level aggregates with correctly rounded (order-independent) sums."""
     priority = arrays.priority
@@ -295,7 +305,7 @@ def aggregate_arrays(arrays: SliceArrays) -> LevelAggregates:
         for j, k in enumerate(nonempty.tolist()):
             s, e = int(starts[k]), int(ends[k])
             rate_sums[k] = math.fsum(rates[s:e])
-            burst_sums[k] = math.fsum(bursts[s:e])
+            burst_sums[k] = fsum_or_inf(bursts[s:e])
             min_target[k] = mins[j]
             max_packet[k] = int(maxs[j])
     return LevelAggregates.of(

@@ -446,17 +446,11 @@ def parse_link_input(
         capacity = check_capacity(capacity)
     elif require_capacity:
         raise SpecError("capacity_bps", "is required")
-    mtu = DEFAULT_MTU_BYTES
-    if doc.get("mtu_bytes") is not None:
-        mtu = check_integer(doc["mtu_bytes"], "mtu_bytes", minimum=1, maximum=MAX_PACKET_BYTES)
+    mtu = _parse_mtu(doc)
     overhead = 0
     if doc.get("frame_overhead_bytes") is not None:
         overhead = check_frame_overhead(doc["frame_overhead_bytes"])
-    raw_slices = doc.get("slices")
-    if raw_slices is None:
-        raise SpecError("slices", "is required")
-    if not isinstance(raw_slices, list):
-        raise SpecError("slices", "must be a list of slice objects")
+    raw_slices = _required_list(doc, "slices", "slice")
     if require_slices and not raw_slices:
         raise SpecError("slices", "must contain at least one slice")
     specs = tuple(
@@ -467,6 +461,23 @@ def parse_link_input(
     return LinkInput(
         capacity_bps=capacity, mtu_bytes=mtu, slices=specs, frame_overhead_bytes=overhead
     )
+
+
+def _parse_mtu(doc: Mapping[str, object]) -> int:
+    """The document's IP MTU (``mtu_bytes``; absent or null: the default)."""
+    value = doc.get("mtu_bytes")
+    if value is None:
+        return DEFAULT_MTU_BYTES
+    return check_integer(value, "mtu_bytes", minimum=1, maximum=MAX_PACKET_BYTES)
+
+
+def _required_list(doc: Mapping[str, object], key: str, what: str) -> list[object]:
+    items = doc.get(key)
+    if items is None:
+        raise SpecError(key, "is required")
+    if not isinstance(items, list):
+        raise SpecError(key, f"must be a list of {what} objects")
+    return items
 
 
 def _parse_slice(
@@ -584,9 +595,7 @@ def parse_network_input(doc: object) -> NetworkInput:
     if not isinstance(doc, Mapping):
         raise SpecError("input", "must be a JSON object with links and slices")
     _reject_unknown(doc, _NETWORK_KEYS, "")
-    mtu = DEFAULT_MTU_BYTES
-    if doc.get("mtu_bytes") is not None:
-        mtu = check_integer(doc["mtu_bytes"], "mtu_bytes", minimum=1, maximum=MAX_PACKET_BYTES)
+    mtu = _parse_mtu(doc)
     framing = Framing.of_link(mtu)
     links = tuple(
         _parse_network_link(item, index, framing)
@@ -605,15 +614,6 @@ def parse_network_input(doc: object) -> NetworkInput:
     return NetworkInput(mtu, links, routed)
 
 
-def _required_list(doc: Mapping[str, object], key: str, what: str) -> list[object]:
-    items = doc.get(key)
-    if items is None:
-        raise SpecError(key, "is required")
-    if not isinstance(items, list):
-        raise SpecError(key, f"must be a list of {what} objects")
-    return items
-
-
 def _parse_network_link(item: object, index: int, framing: Framing) -> NetworkLink:
     prefix = f"links[{index}]."
     if not isinstance(item, Mapping):
@@ -622,12 +622,17 @@ def _parse_network_link(item: object, index: int, framing: Framing) -> NetworkLi
     for required in ("name", "capacity_bps"):
         if item.get(required) is None:
             raise SpecError(prefix + required, "is required")
-    name = _check_name(item["name"], prefix + "name")
-    capacity = check_capacity(item["capacity_bps"], prefix + "capacity_bps")
-    propagation = 0.0
-    if item.get("propagation_s") is not None:
-        propagation = check_propagation(item["propagation_s"], prefix + "propagation_s")
-    return NetworkLink(index, name, capacity, propagation, framing)
+    propagation = item.get("propagation_s")
+    try:  # the link validates its own fields
+        return NetworkLink(
+            index,
+            item["name"],
+            item["capacity_bps"],
+            0.0 if propagation is None else propagation,
+            framing,
+        )
+    except SpecError as error:
+        raise error.prefixed(prefix) from None
 
 
 def _parse_path(value: object, prefix: str, links: Mapping[str, int]) -> tuple[int, ...]:

@@ -229,6 +229,16 @@ BAD_INPUTS: list[tuple[str, str]] = [
     (_bad(link0_colour="red"),
      "links[0].colour: unknown field (expected one of name, capacity_bps, propagation_s)"),
     (_bad(link0_name=""), "links[0].name: must be a non-empty string"),
+    (_bad(link0_capacity_bps=float("nan")), "links[0].capacity_bps: must be a finite number"),
+    (_bad(link0_propagation_s=float("inf")), "links[0].propagation_s: must be a finite number"),
+    (_bad(link0_propagation_s=1e7), "links[0].propagation_s: must be at most 1e+06"),
+    (_bad(slice1_rate_bps=float("nan")), "slices[1].rate_bps: must be a finite number"),
+    (_bad(slice1_delay_target_s=float("-inf")),
+     "slices[1].delay_target_s: must be a finite number"),
+    (_bad(link0_name=5), "links[0].name: must be a non-empty string"),
+    (_bad(slice1_path=[None]), "slices[1].path[0]: must be a link name (a string)"),
+    (_bad(slices=[7]), "slices[0]: must be an object"),
+    (_bad(slices=None), "slices: is required"),
     (_bad(links=None), "links: is required"),
     (_bad(links={"A": 1e8}), "links: must be a list of link objects"),
     (_bad(links=[7]), "links[0]: must be an object"),
@@ -237,6 +247,8 @@ BAD_INPUTS: list[tuple[str, str]] = [
     (_bad(capacity_bps=1e9),
      "capacity_bps: unknown field (expected one of mtu_bytes, links, slices)"),
     ("[1]", "input: must be a JSON object with links and slices"),
+    ("null", "input: must be a JSON object with links and slices"),
+    ('"A"', "input: must be a JSON object with links and slices"),
     ('{"links": [], "links": []}', "stdin: not valid JSON: duplicate key 'links' in an object"),
     ("{links}", "stdin: not valid JSON: Expecting property name enclosed in double quotes "
      "(line 1, column 2)"),
@@ -254,6 +266,25 @@ def test_an_empty_network_is_admissible() -> None:
         "admissible": True,
         "slices": [],
     }
+
+
+def test_bursts_that_grow_past_the_largest_float_are_unbounded_not_an_internal_error() -> None:
+    """32 links in a ring, one slice entering at each and crossing all 32 at 99 % of the
+    capacity in total: the growth has no finite fixed point, and on its way to infinity the
+    grown bursts of a level summed beyond the largest float (an OverflowError in fsum, exit
+    1). They are unbounded: exit 0, every end-to-end bound null."""
+    count = 32
+    doc = {
+        "links": [{"name": f"L{i}", "capacity_bps": 1e15} for i in range(count)],
+        "slices": [
+            {"name": f"s{i}", "rate_bps": 0.99e15 / count, "priority": 3, "burst_bytes": 1e21,
+             "delay_target_s": 1.0, "path": [f"L{(i + k) % count}" for k in range(count)]}
+            for i in range(count)
+        ],
+    }  # fmt: skip
+    out = _network(doc)
+    assert out["admissible"] is False
+    assert all(item["end_to_end_s"] is None for item in out["slices"])
 
 
 def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -253,3 +253,10 @@ def test_path_bound_adds_propagation_and_takes_the_tighter_result() -> None:
     assert looser.total_s == pytest.approx(6.5 * MS) and not looser.meets_target
     assert path_bound(hops, concatenation_s=math.inf).concatenation_s is None
     assert path_bound([Hop(1, "a", 0.0)], 0.0).meets_target  # a zero target is allowed
+
+
+def test_a_sum_beyond_the_largest_float_is_unbounded_not_an_error() -> None:
+    """Finite hops whose sum overflows (bursts grown around a cycle get there before they
+    become infinite): no OverflowError from fsum, and no inf for JSON to refuse."""
+    path = path_bound([Hop(1, "a", 1e308), Hop(2, "b", 1e308)], target_s=1.0)
+    assert path.per_hop_sum_s is None and path.total_s is None and not path.meets_target

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from sliceportal.domain import Model, SliceSpec, analyze
 from sliceportal.domain.admission.endtoend import (
+    MAX_ITERATIONS_LIMIT,
     NetworkAnalysis,
     PathResult,
     analyze_paths,
@@ -456,3 +457,23 @@ def test_links_validate_themselves() -> None:
     with pytest.raises(SpecError, match="capacity_bps: must be greater than 0"):
         NetworkLink(0, "a", 0.0)
     assert NetworkLink(0, "a", 1e9).framing.max_frame_bytes == max_frame_bytes(1500)
+
+
+@pytest.mark.parametrize("cap", [0, -1, 1.5, True, "9", MAX_ITERATIONS_LIMIT + 1, 10**12])
+def test_the_iteration_cap_is_an_integer_from_1_to_its_limit(cap: object) -> None:
+    """A cycle whose gain is exactly 1 never settles: only the cap ends it, so a huge one
+    would run (nearly) forever."""
+    links = [NetworkLink(0, "a", 1e9)]
+    with pytest.raises(SpecError) as raised:
+        analyze_paths(links, [RoutedSlice(_spec(), (0,))], max_iterations=cap)  # type: ignore[arg-type]
+    assert (
+        str(raised.value) == f"max_iterations: must be an integer from 1 to {MAX_ITERATIONS_LIMIT}"
+    )
+
+
+def test_the_largest_iteration_cap_costs_nothing_once_the_growth_settles() -> None:
+    """The cap only bounds networks that never settle; an acyclic one stops at its first
+    unchanged round."""
+    links, slices = _worked_example()
+    result = analyze_paths(links, slices, max_iterations=MAX_ITERATIONS_LIMIT)
+    assert result.fixed_point == "exact" and result.iterations <= len(links) + 1

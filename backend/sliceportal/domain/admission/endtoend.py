@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -41,9 +41,10 @@ from sliceportal.domain.bounds import (
     LevelAggregates,
     LevelBounds,
     LevelService,
-    SliceArrays,
     analyze_arrays,
+    fsum_or_inf,
     level_services,
+    slice_arrays,
     sound_aggregates,
 )
 from sliceportal.domain.formatting import format_delay
@@ -54,6 +55,7 @@ from sliceportal.domain.spec import (
     NetworkLink,
     RoutedSlice,
     SliceSpec,
+    check_integer,
     check_network,
 )
 
@@ -92,9 +94,9 @@ class PathBound:
     @property
     def method(self) -> str:
         """Which result :attr:`total_s` is: ``per-hop sum`` or ``concatenation``."""
-        if self.concatenation_s is not None and self.total_s == self.concatenation_s:
-            if self.per_hop_sum_s is None or self.concatenation_s < self.per_hop_sum_s:
-                return "concatenation"
+        concatenation, per_hop = self.concatenation_s, self.per_hop_sum_s
+        if concatenation is not None and (per_hop is None or concatenation < per_hop):
+            return "concatenation"
         return "per-hop sum"
 
     @property
@@ -167,14 +169,14 @@ def path_bound(
     if target_s is not None and not (math.isfinite(target_s) and target_s >= 0):
         raise ValueError("an end-to-end target must be a finite number of seconds, at least 0")
     bounded = all(hop.bound_s is not None and math.isfinite(hop.bound_s) for hop in path)
-    per_hop = (
-        math.fsum(
+    per_hop: float | None = None
+    if bounded:
+        per_hop = fsum_or_inf(
             [*(hop.bound_s for hop in path if hop.bound_s is not None)]
             + [hop.propagation_s for hop in path]
         )
-        if bounded
-        else None
-    )
+        if not math.isfinite(per_hop):  # finite hops whose sum exceeds the largest float
+            per_hop = None
     if concatenation_s is not None and not math.isfinite(concatenation_s):
         concatenation_s = None
     candidates = [value for value in (per_hop, concatenation_s) if value is not None]
@@ -198,6 +200,10 @@ def path_bound(
 
 MAX_ITERATIONS = 1000
 """Rounds of burst growth before slices whose bounds still grow are declared unbounded."""
+MAX_ITERATIONS_LIMIT = 100 * MAX_ITERATIONS
+"""The largest cap a caller may ask for: a cycle whose gain is exactly 1 grows by the same
+step every round and never settles, so the cap alone bounds the work (each round analyses
+every link)."""
 CERTIFY_SLACK = 1e-9
 """Relative margin of the extrapolated bounds a cyclic network's fixed point is certified
 with (so a certified bound may be that much above the exact fixed point)."""
@@ -317,24 +323,26 @@ class _Network:
         self, links: Sequence[NetworkLink], slices: Sequence[RoutedSlice], model: Model
     ) -> None:
         self.links = tuple(links)
+        self.slices = tuple(slices)
         self.model = model
-        position = {link.id: index for index, link in enumerate(self.links)}
+        self.position = {link.id: index for index, link in enumerate(self.links)}
         self.offsets: list[int] = []
         hop_link: list[int] = []
-        hop_slice: list[int] = []
-        for index, routed in enumerate(slices):
+        for routed in self.slices:
             self.offsets.append(len(hop_link))
-            hop_link.extend(position[link_id] for link_id in routed.path)
-            hop_slice.extend([index] * len(routed.path))
-        self.slices = tuple(slices)
+            hop_link.extend(self.position[link_id] for link_id in routed.path)
         self.size = len(hop_link)
         self.hop_link = np.array(hop_link, np.intp)
-        specs = [routed.spec for routed in self.slices]
-        self.rate = np.array([specs[i].rate_bps for i in hop_slice], np.float64)
-        self.priority = np.array([specs[i].priority for i in hop_slice], np.intp)
-        self.target = np.array([specs[i].delay_target_s for i in hop_slice], np.float64)
-        self.packet = np.array([specs[i].max_packet_bytes for i in hop_slice], np.float64)
         self.members = [np.flatnonzero(self.hop_link == i) for i in range(len(self.links))]
+        hop_spec = [routed.spec for routed in self.slices for _ in routed.path]
+        self.columns = [slice_arrays([hop_spec[i] for i in members]) for members in self.members]
+        """Per link: its slices' columns (:func:`slice_arrays`), the bursts replaced each round."""
+        self._last: list[tuple[FloatArray, ArrayAnalysis, FloatArray] | None] = [None] * len(
+            self.links
+        )
+        """Per link: the bursts it was last analysed with, the analysis and the bounds (inf
+        over capacity): a round reuses them where the bursts reaching the link did not change,
+        as they do not on most links once the growth has passed them."""
 
     def grown_bursts(self, delays: FloatArray) -> FloatArray:
         """Each hop's burst: the slice's burst plus its rate times its delays before the hop."""
@@ -343,7 +351,7 @@ class _Network:
             spec = routed.spec
             before = delays[offset : offset + len(routed.path)].tolist()
             for k in range(len(routed.path)):
-                bursts[offset + k] = spec.burst_bytes + spec.rate_bps * math.fsum(before[:k]) / 8
+                bursts[offset + k] = spec.burst_bytes + spec.rate_bps * fsum_or_inf(before[:k]) / 8
         return bursts
 
     def evaluate(self, delays: FloatArray) -> _Round:
@@ -351,21 +359,21 @@ class _Network:
         bursts = self.grown_bursts(delays)
         bounds = np.full(self.size, math.inf)
         analyses: list[ArrayAnalysis | None] = []
-        for link, members in zip(self.links, self.members, strict=True):
+        for index, (members, columns) in enumerate(zip(self.members, self.columns, strict=True)):
             if not len(members):
                 analyses.append(None)
                 continue
-            arrays = SliceArrays(
-                rate_bps=self.rate[members],
-                priority=self.priority[members],
-                burst_bytes=bursts[members],
-                delay_target_s=self.target[members],
-                max_packet_bytes=self.packet[members],
-            )
-            analysis = analyze_arrays(arrays, link.capacity_bps, self.model, link.framing)
-            analyses.append(analysis)
-            fits = ~np.asarray(analysis.levels.overflow)[arrays.priority]
-            bounds[members] = np.where(fits, analysis.bound_s, math.inf)
+            arriving = bursts[members]
+            last = self._last[index]
+            if last is None or not np.array_equal(last[0], arriving):
+                link = self.links[index]
+                arrays = replace(columns, burst_bytes=arriving)
+                analysis = analyze_arrays(arrays, link.capacity_bps, self.model, link.framing)
+                fits = ~np.asarray(analysis.levels.overflow)[arrays.priority]
+                last = (arriving, analysis, np.where(fits, analysis.bound_s, math.inf))
+                self._last[index] = last
+            analyses.append(last[1])
+            bounds[members] = last[2]
         return _Round(bounds, bursts, tuple(analyses))
 
 
@@ -483,7 +491,7 @@ def _concatenation(
     if not slowest >= spec.rate_bps:
         return None  # the slice's rate exceeds what some hop leaves it: no bound this way
     terms.append(8.0 * (spec.burst_bytes + spec.rate_bps * TIMESTAMP_TICK_S / 8.0) / slowest)
-    value = math.fsum(terms)
+    value = fsum_or_inf(terms)
     return value if math.isfinite(value) else None
 
 
@@ -498,17 +506,25 @@ def analyze_paths(
     link, and end to end (propagation added; under netcalc the tighter of the per-hop sum and
     the concatenation), against its ``delay_target_s``. Pure; raises
     :class:`~sliceportal.domain.spec.SpecError` for links and paths that do not fit together
-    (:func:`~sliceportal.domain.spec.check_network`)."""
+    (:func:`~sliceportal.domain.spec.check_network`) and for a ``max_iterations`` that is not
+    an integer from 1 to :data:`MAX_ITERATIONS_LIMIT`."""
     links = tuple(links)
     slices = tuple(slices)
     check_network(links, slices)
-    if max_iterations < 1:
-        raise ValueError("max_iterations must be at least 1")
+    check_integer(max_iterations, "max_iterations", minimum=1, maximum=MAX_ITERATIONS_LIMIT)
     model = Model(model)
     net = _Network(links, slices, model)
     final, settled, iterations, how = _settle(net, max_iterations)
-    services: dict[int, tuple[tuple[LevelService, ...], LevelAggregates]] = {}
-    position = {link.id: index for index, link in enumerate(links)}
+    services = [  # netcalc: per link, its levels' service curves and the sums they come from
+        None
+        if analysis is None or model is not Model.NETCALC
+        else (
+            level_services(analysis.aggregates, link.capacity_bps, link.framing),
+            sound_aggregates(analysis.aggregates, link.framing),
+        )
+        for link, analysis in zip(links, final.analyses, strict=True)
+    ]
+    position = net.position
     results = []
     for routed, offset in zip(slices, net.offsets, strict=True):
         spec = routed.spec
@@ -522,13 +538,9 @@ def analyze_paths(
             value = float(analysis.bound_s[member])
             burst = float(final.bursts[offset + k])
             rate_bps = latency_s = None
-            if model is Model.NETCALC:
-                if index not in services:
-                    services[index] = (
-                        level_services(analysis.aggregates, link.capacity_bps, link.framing),
-                        sound_aggregates(analysis.aggregates, link.framing),
-                    )
-                levels, sound = services[index]
+            service = services[index]
+            if service is not None:
+                levels, sound = service
                 rate_bps, latency_s = _slice_service(
                     spec, burst, sound, levels[spec.priority], link.framing
                 )
