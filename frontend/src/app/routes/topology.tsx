@@ -64,7 +64,7 @@ export function TopologyRoute() {
                 <CableForm topology={data} onDone={() => setAdding(false)} onCancel={() => setAdding(false)} />
               </Card>
             )}
-            <Card subtitle={<TopologyLegend />}>
+            <Card title="Network" subtitle={<TopologyLegend />}>
               {data.switches.length === 0 ? (
                 <StateView kind="empty" title="No switches yet" detail="Register switches, give them links (ports), and join ports with cables." />
               ) : (
