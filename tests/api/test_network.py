@@ -3,11 +3,16 @@ the change log of each write, and the topology document."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
 
 from api.problems import assert_refused
+from sliceportal.db.models import TelemetrySample
+from sliceportal.domain.p4constants import HIST_BUCKETS
+from sliceportal.domain.telemetry import LEGACY_HIST_TARGET
 from utils.factories import MBIT, create, create_link, link_body, slice_body, unique
 
 URL = "/api/v1/cables"
@@ -266,3 +271,42 @@ def test_topology_has_switches_links_far_ends_and_loads(
     assert {"id": cable["id"], "a_link_id": a["id"], "b_link_id": b["id"]}.items() <= next(
         c for c in topology["cables"] if c["id"] == cable["id"]
     ).items()
+
+
+def test_topology_throughput_is_the_latest_live_sample_of_the_links_slices(
+    client: TestClient, operator_headers: Headers, db: sessionmaker[Session]
+) -> None:
+    """5 Mbit/s forwarded over the last second by the slice: half of a 10 Mbit/s link; a
+    sample older than the live window does not count."""
+    link = create_link(client, operator_headers, capacity_bps=10 * MBIT)
+    made = create(client, "slices", operator_headers, slice_body([link["id"]], rate_bps=5 * MBIT))
+    now = dt.datetime.now(dt.UTC)
+    with db() as session:
+        for age_s, forwarded_bytes in ((0.5, 625_000), (600.0, 10_000_000)):
+            session.add(
+                TelemetrySample(
+                    slice_id=made["id"],
+                    switch_id=link["switch_id"],
+                    t=now - dt.timedelta(seconds=age_s),
+                    downsampled=False,
+                    hist_target=LEGACY_HIST_TARGET,
+                    interval_s=1.0,
+                    forwarded_packets=1,
+                    forwarded_bytes=forwarded_bytes,
+                    vq_dropped_packets=0,
+                    vq_dropped_bytes=0,
+                    real_dropped_packets=0,
+                    real_dropped_bytes=0,
+                    ecn_marked_packets=0,
+                    ecn_marked_bytes=0,
+                    aqm_dropped_packets=0,
+                    aqm_dropped_bytes=0,
+                    vq_hist=[0] * HIST_BUCKETS,
+                    rq_hist=[0] * HIST_BUCKETS,
+                )
+            )
+        session.commit()
+    topology = client.get("/api/v1/topology", headers=operator_headers).json()
+    (read,) = [entry for entry in topology["links"] if entry["id"] == link["id"]]
+    assert read["throughput_bps"] == 5 * MBIT
+    assert read["utilisation"] == 0.5
