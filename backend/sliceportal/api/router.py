@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from sliceportal.api.routes import (
     alerts,
     analysis,
+    cables,
     changes,
     health,
     links,
@@ -19,6 +20,7 @@ from sliceportal.api.routes import (
     switches,
     telemetry,
     tokens,
+    topology,
     users,
 )
 
@@ -31,6 +33,8 @@ ROUTERS: tuple[APIRouter, ...] = tuple(
         tokens,
         switches,
         links,
+        cables,
+        topology,
         slices,
         telemetry,
         alerts,

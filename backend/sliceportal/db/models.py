@@ -5,6 +5,11 @@ one DP_SID per switch (`slice_switches`), positive rates, a match on every slice
 and CoDel target within the burst limit, and a change log that cannot be rewritten (trigger in
 the migration).
 
+The network (docs/architecture.md "The network"): a link is an egress port of a switch; it is
+either one end of a cable to another switch (`cable_id`, `cable_end`: the cable's direction out
+of that end) or faces hosts (`host_ipv4_prefixes`, `host_vlan_ids`), never both. A cable has
+exactly two ends on two switches (a deferred trigger in migration 0019 checks the count).
+
 A slice crosses links (`slice_links`); for every switch of those links it holds one DP_SID
 (`slice_switches`). `slice_links` references `slice_switches` by (slice, switch) and `links` by
 (link, switch), so a slice can never cross a link of a switch where it has no DP_SID.
@@ -43,6 +48,7 @@ from sliceportal.domain.spec import (
     MAX_PORT,
     MAX_QUEUES,
     MAX_RATE_BPS,
+    MAX_TIME_S,
     MAX_VLAN_ID,
     MIN_MTU_BYTES,
     MIN_QUEUES,
@@ -57,6 +63,7 @@ from sliceportal.schemas.choices import (
     AbcKey,
     AlertEventKind,
     AlertState,
+    CableEnd,
     ChangeAction,
     DeliveryStatus,
     EntityType,
@@ -172,8 +179,53 @@ class Switch(ChangeLogged, Timestamped, Base):
     )
 
 
+class Cable(ChangeLogged, Timestamped, Base):
+    """A connection between port p of switch A and port q of switch B (netbox's cable): its two
+    directions are the links (egress ports) whose `cable_id` names it, end `a` and end `b`."""
+
+    __tablename__ = "cables"
+    __table_args__ = (
+        sa.CheckConstraint(f"propagation_s BETWEEN 0 AND {MAX_TIME_S}", name="propagation_range"),
+    )
+    entity_type: ClassVar[EntityType] = EntityType.CABLE
+
+    id: Mapped[int] = mapped_column(sa.Identity(), primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(64), unique=True)
+    description: Mapped[str] = mapped_column(sa.Text, server_default="")
+    propagation_s: Mapped[float] = mapped_column(sa.Double, server_default="0")
+    """Seconds a bit takes from one end to the other, the same both ways."""
+
+    ends: Mapped[list[Link]] = relationship(
+        lazy="selectin", order_by="Link.cable_end", viewonly=True
+    )
+
+    def end(self, which: CableEnd) -> Link:
+        return next(link for link in self.ends if link.cable_end is which)
+
+    @property
+    def a_link_id(self) -> int:
+        return self.end(CableEnd.A).id
+
+    @property
+    def a_switch_id(self) -> int:
+        return self.end(CableEnd.A).switch_id
+
+    @property
+    def b_link_id(self) -> int:
+        return self.end(CableEnd.B).id
+
+    @property
+    def b_switch_id(self) -> int:
+        return self.end(CableEnd.B).switch_id
+
+    def snapshot(self) -> dict[str, Any]:
+        """Columns plus the ends' links, so one entry tells what the cable joined."""
+        return {**super().snapshot(), "a_link_id": self.a_link_id, "b_link_id": self.b_link_id}
+
+
 class Link(ChangeLogged, Timestamped, Base):
-    """An egress port of a switch: capacity, strict-priority queues and the delay model."""
+    """An egress port of a switch: capacity, strict-priority queues and the delay model; and
+    what it faces: another switch through a cable, or hosts."""
 
     __tablename__ = "links"
     __table_args__ = (
@@ -194,6 +246,19 @@ class Link(ChangeLogged, Timestamped, Base):
             f"frame_overhead_bytes BETWEEN 0 AND {MAX_FRAME_OVERHEAD_BYTES}",
             name="frame_overhead_range",
         ),
+        # one `a` and one `b` per cable, on two switches: a cable joins two switches
+        sa.UniqueConstraint("cable_id", "cable_end"),
+        sa.UniqueConstraint("cable_id", "switch_id"),
+        sa.CheckConstraint("(cable_id IS NULL) = (cable_end IS NULL)", name="cable_end_with_cable"),
+        sa.CheckConstraint(
+            "cable_id IS NULL OR (cardinality(host_ipv4_prefixes) = 0"
+            " AND cardinality(host_vlan_ids) = 0)",
+            name="faces_switch_or_hosts",
+        ),
+        sa.CheckConstraint(
+            f"{MIN_VLAN_ID} <= ALL(host_vlan_ids) AND {MAX_VLAN_ID} >= ALL(host_vlan_ids)",
+            name="host_vlan_id_range",
+        ),
     )
     entity_type: ClassVar[EntityType] = EntityType.LINK
 
@@ -212,6 +277,16 @@ class Link(ChangeLogged, Timestamped, Base):
     """Bytes a frame costs on the wire beyond what the data plane counts: 0 when
     `capacity_bps` counts frame bytes as the data plane does, 24 when it is the line rate
     (preamble, FCS, inter-frame gap). See `domain.spec.Framing`."""
+    cable_id: Mapped[int | None] = mapped_column(sa.ForeignKey("cables.id", ondelete="RESTRICT"))
+    cable_end: Mapped[CableEnd | None] = mapped_column(choice_type(CableEnd, "cable_end"))
+    """Set by `services.cables` only: a cable is made and removed with both its ends."""
+    host_ipv4_prefixes: Mapped[list[ipaddress.IPv4Network]] = mapped_column(
+        postgresql.ARRAY(postgresql.CIDR), server_default="{}"
+    )
+    host_vlan_ids: Mapped[list[int]] = mapped_column(
+        postgresql.ARRAY(sa.SmallInteger), server_default="{}"
+    )
+    """The hosts behind a port that faces hosts: their IPv4 prefixes and VLANs."""
 
     @property
     def framing(self) -> Framing:
@@ -805,6 +880,14 @@ CONSTRAINT_FIELDS: dict[str, str] = {
     "ck_switches_tls_cert_with_key": "tls_key_path",
     "uq_links_switch_id_name": "name",
     "uq_links_switch_id_port": "port",
+    "uq_links_cable_id_cable_end": "a_link_id",
+    "uq_links_cable_id_switch_id": "b_link_id",
+    "ck_links_faces_switch_or_hosts": "host_ipv4_prefixes",
+    "ck_links_host_vlan_id_range": "host_vlan_ids",
+    "ck_cables_two_ends": "b_link_id",
+    "ck_cables_propagation_range": "propagation_s",
+    "uq_cables_name": "name",
+    "fk_links_cable_id_cables": "cable_id",
     "uq_slices_name": "name",
     "uq_slice_switches_switch_id_dp_sid": "dp_sid",
     "ck_slices_threshold_within_burst_limit": "marking_threshold_s",

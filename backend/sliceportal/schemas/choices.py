@@ -69,6 +69,18 @@ class SwitchState(Choice):
     __labels__ = {UNKNOWN: "Not contacted yet"}
 
 
+class SwitchHealth(Choice):
+    """How the topology shows a switch: from its state and what its last reconciliation found."""
+
+    UNKNOWN = "unknown"
+    HEALTHY = "healthy"
+    DEGRADED = "degraded"
+    """It answers, but its pipeline or entries are not what the portal says, or the last
+    reconciliation failed."""
+    DOWN = "down"
+    __labels__ = {UNKNOWN: "Not contacted yet", DOWN: "Unreachable"}
+
+
 class SliceState(Choice):
     """pending -> deploying -> active, or failed; the API sets new and changed slices pending."""
 
@@ -110,9 +122,18 @@ class ChangeAction(Choice):
     DELETE = "delete"
 
 
+class CableEnd(Choice):
+    """Which end of a cable a link is (netbox's A and B terminations): the link is that end's
+    egress port, toward the other end."""
+
+    A = "a"
+    B = "b"
+
+
 class EntityType(Choice):
     SWITCH = "switch"
     LINK = "link"
+    CABLE = "cable"
     SLICE = "slice"
     USER = "user"
     API_TOKEN = "api_token"

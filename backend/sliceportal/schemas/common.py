@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from ipaddress import IPv4Network
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from annotated_types import Ge, Le
@@ -35,6 +36,21 @@ def _no_nul(value: str) -> str:
 
 
 NoNul = AfterValidator(_no_nul)
+
+
+SortableT = TypeVar("SortableT", int, IPv4Network)
+
+
+def sorted_once_each(values: list[SortableT]) -> list[SortableT]:
+    """A prefix or VLAN listed twice is a mistake (a switch takes one entry per key)."""
+    seen: set[SortableT] = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"lists {value} twice")
+        seen.add(value)
+    return sorted(values)
+
+
 Description = Annotated[str, Field(max_length=2000), NoNul]
 FilterText = Annotated[str, NoNul]
 """Free text in a query filter (`q`, a request id)."""

@@ -47,17 +47,8 @@ from sliceportal.schemas.common import (
     Page,
     PatchModel,
     PublicModel,
+    sorted_once_each,
 )
-
-
-def _sorted_once_each(prefixes: list[IPv4Network]) -> list[IPv4Network]:
-    """A prefix listed twice is a mistake the switch cannot take (one entry per key)."""
-    seen: set[IPv4Network] = set()
-    for prefix in prefixes:
-        if prefix in seen:
-            raise ValueError(f"lists {prefix} twice")
-        seen.add(prefix)
-    return sorted(prefixes)
 
 
 def _unique_ids(ids: list[int]) -> list[int]:
@@ -70,7 +61,7 @@ VlanId = Annotated[int, Field(ge=MIN_VLAN_ID, le=MAX_VLAN_ID)]
 Prefixes = Annotated[
     list[IPv4Network],
     Field(max_length=64, description="IPv4 destination prefixes (no host bits), each once; sorted"),
-    AfterValidator(_sorted_once_each),
+    AfterValidator(sorted_once_each),
 ]
 Rate = Annotated[
     float,

@@ -1,4 +1,7 @@
-"""Links: a change of capacity, model, queue count, MTU or frame overhead is re-checked against
+"""Links: a link is an egress port that faces a switch (as a cable's end, `services.cables`)
+or hosts (its host prefixes and VLANs), never both.
+
+A change of capacity, model, queue count, MTU or frame overhead is re-checked against
 the slices the link carries and the end-to-end targets of those that have one, under the row
 locks of the link and of those slices' other links (the locks slice admission takes too)."""
 
@@ -17,7 +20,7 @@ from sliceportal.db.models import Link, SliceLink, Switch
 from sliceportal.db.queries import links as link_queries
 from sliceportal.domain import LinkAnalysis, Model, analyze
 from sliceportal.schemas.links import LinkCreate, LinkUpdate
-from sliceportal.services import admission, crud
+from sliceportal.services import admission, cables, crud
 from sliceportal.services.errors import ConflictError, InvalidFieldError, NotFoundError
 
 ANALYSED_FIELDS = frozenset(
@@ -67,6 +70,7 @@ def _update_checked(
 
 
 def _apply(session: Session, context: ChangeContext, link: Link, values: dict[str, Any]) -> Link:
+    cables.check_hosts_allowed(link, values)
     # the slices' entries on the switch key on the egress port
     messages = outbox.reconcile([link.switch_id]) if "port" in values else []
     return crud.update(session, context, link, values, messages=messages)
@@ -84,4 +88,8 @@ def delete_link(session: Session, context: ChangeContext, link_id: int) -> None:
     link = crud.get(session, Link, link_id, lock=True)
     if session.scalar(select(exists().where(SliceLink.link_id == link_id))):
         raise ConflictError(f"slices still cross link {link.name!r}; move or delete them first")
+    if link.cable_id is not None:
+        raise ConflictError(
+            f"link {link.name!r} is an end of cable {link.cable_id}; delete the cable first"
+        )
     crud.delete(session, context, link)

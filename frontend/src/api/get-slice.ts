@@ -14,6 +14,7 @@ export const getSliceQueryOptions = (sliceId: number) =>
     queryFn: ({ signal }) => getSlice(sliceId, signal),
   });
 
-export function useSlice(sliceId: number) {
-  return useQuery(getSliceQueryOptions(sliceId));
+/** The slice `sliceId`; with `enabled` false, no request (a page whose slice is optional). */
+export function useSlice(sliceId: number, enabled = true) {
+  return useQuery({ ...getSliceQueryOptions(sliceId), enabled });
 }

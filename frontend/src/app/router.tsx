@@ -18,6 +18,7 @@ import { SliceNewRoute } from './routes/slice-new';
 import { SlicesRoute } from './routes/slices';
 import { SwitchRoute } from './routes/switch';
 import { SwitchesRoute } from './routes/switches';
+import { TopologyRoute } from './routes/topology';
 import { UsersRoute } from './routes/users';
 
 export const routes = [
@@ -41,6 +42,7 @@ export const routes = [
       { path: paths.alerts.path, element: <AlertsRoute /> },
       { path: paths.switches.path, element: <SwitchesRoute /> },
       { path: paths.switch.path, element: <SwitchRoute /> },
+      { path: paths.topology.path, element: <TopologyRoute /> },
       { path: paths.reports.path, element: <ReportsRoute /> },
       { path: paths.changes.path, element: <RequireRole needs="operator"><ChangesRoute /></RequireRole> },
       { path: paths.users.path, element: <RequireRole needs="admin"><UsersRoute /></RequireRole> },

@@ -11,6 +11,11 @@ export const paths = {
   alerts: { path: '/alerts', href: () => '/alerts' },
   switches: { path: '/switches', href: () => '/switches' },
   switch: { path: '/switches/:switchId', href: (id: number) => `/switches/${id}` },
+  topology: {
+    path: '/topology',
+    /** The network, with a slice's links highlighted (`?slice=4`). */
+    href: (sliceId?: number) => (sliceId === undefined ? '/topology' : `/topology?slice=${sliceId}`),
+  },
   reports: {
     path: '/reports',
     /** The capacity report of the network, or of one switch or link (`?switch=3`, `?link=5`). */

@@ -51,7 +51,11 @@ function SliceDetail({ id }: { id: number }) {
         }
         description={s.description || undefined}
         actions={
-          can('operator') && (
+          <>
+            <Link className="button-link secondary" to={paths.topology.href(s.id)}>
+              On the topology
+            </Link>
+            {can('operator') && (
             <>
               <Link className="button-link secondary" to={paths.sliceEdit.href(s.id)}>
                 Edit
@@ -69,7 +73,8 @@ function SliceDetail({ id }: { id: number }) {
                 </Button>
               )}
             </>
-          )
+            )}
+          </>
         }
       />
       {admitted && (

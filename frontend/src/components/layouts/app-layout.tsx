@@ -22,6 +22,7 @@ const NAV: NavItem[] = [
   { to: paths.links.href(), label: 'Links', icon: '⇄' },
   { to: paths.alerts.href(), label: 'Alerts', icon: '⚑' },
   { to: paths.switches.href(), label: 'Switches', icon: '▦' },
+  { to: paths.topology.href(), label: 'Topology', icon: '⌘' },
   { to: paths.reports.href(), label: 'Reports', icon: '▤' },
   { to: paths.changes.href(), label: 'Change log', icon: '≡', role: 'operator' },
   { to: paths.users.href(), label: 'Users', icon: '◉', role: 'admin' },

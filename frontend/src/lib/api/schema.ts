@@ -321,6 +321,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Cables
+         * @description Cables; `switch_id` keeps those with an end on that switch, `q` matches part of the
+         *     name.
+         */
+        get: operations["cables-read_cables"];
+        put?: never;
+        /**
+         * Create Cable
+         * @description Join two links (ports) of two switches: each becomes one direction of the cable. 422
+         *     when an end does not exist or both are on one switch; 409 when an end is already a cable's
+         *     or faces hosts (a port is used once).
+         */
+        post: operations["cables-create_cable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cables/{cable_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read Cable */
+        get: operations["cables-read_cable"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Cable
+         * @description Unwire both ends (the links stay) and delete the cable.
+         */
+        delete: operations["cables-delete_cable"];
+        options?: never;
+        head?: never;
+        /** Update Cable */
+        patch: operations["cables-update_cable"];
+        trace?: never;
+    };
+    "/api/v1/topology": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Topology
+         * @description The whole network in one answer: switches with their health, every link with its far
+         *     end (the switch across its cable, or its hosts), reserved rate and live throughput, and the
+         *     cables.
+         */
+        get: operations["topology-read_topology"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/slices": {
         parameters: {
             query?: never;
@@ -1097,6 +1168,83 @@ export interface components {
              */
             client_secret?: string | null;
         };
+        /** CableCreate */
+        CableCreate: {
+            /** Name */
+            name: string;
+            /**
+             * Description
+             * @default
+             */
+            description?: string;
+            /**
+             * A Link Id
+             * @description the link (egress port) of one end's switch toward the other end: it must face no hosts and be no other cable's end; the two ends are on two switches
+             */
+            a_link_id: number;
+            /**
+             * B Link Id
+             * @description the link (egress port) of one end's switch toward the other end: it must face no hosts and be no other cable's end; the two ends are on two switches
+             */
+            b_link_id: number;
+            /**
+             * Propagation S
+             * @description seconds a bit takes from one end to the other (the same both ways); the end-to-end bound of a path adds it once per hop
+             * @default 0
+             */
+            propagation_s?: number;
+        };
+        /**
+         * CableEnd
+         * @description Which end of a cable a link is (netbox's A and B terminations): the link is that end's
+         *     egress port, toward the other end.
+         * @enum {string}
+         */
+        CableEnd: "a" | "b";
+        /** CablePublic */
+        CablePublic: {
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Description */
+            description: string;
+            /** Propagation S */
+            propagation_s: number;
+            /** A Link Id */
+            a_link_id: number;
+            /** A Switch Id */
+            a_switch_id: number;
+            /** B Link Id */
+            b_link_id: number;
+            /** B Switch Id */
+            b_switch_id: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * CableUpdate
+         * @description The ends of a cable cannot change: delete it and join the ports anew instead.
+         */
+        CableUpdate: {
+            /** Name */
+            name?: string;
+            /** Description */
+            description?: string;
+            /**
+             * Propagation S
+             * @description seconds a bit takes from one end to the other (the same both ways); the end-to-end bound of a path adds it once per hop
+             */
+            propagation_s?: number;
+        };
         /**
          * ChangeAction
          * @enum {string}
@@ -1211,7 +1359,7 @@ export interface components {
          * EntityType
          * @enum {string}
          */
-        EntityType: "switch" | "link" | "slice" | "user" | "api_token" | "alert";
+        EntityType: "switch" | "link" | "cable" | "slice" | "user" | "api_token" | "alert";
         /**
          * FileFormat
          * @enum {string}
@@ -1347,6 +1495,18 @@ export interface components {
              * @default 0
              */
             frame_overhead_bytes?: number;
+            /**
+             * Host Ipv4 Prefixes
+             * @description IPv4 prefixes of the hosts behind a port that faces hosts (no host bits), each once; sorted. Only on a link that is no cable's end.
+             * @default []
+             */
+            host_ipv4_prefixes?: string[];
+            /**
+             * Host Vlan Ids
+             * @description VLANs of the hosts behind a port that faces hosts, each once; sorted. Only on a link that is no cable's end.
+             * @default []
+             */
+            host_vlan_ids?: number[];
         };
         /**
          * LinkDelayCurves
@@ -1388,6 +1548,17 @@ export interface components {
              * @description bytes a frame costs on the wire beyond what the data plane counts: 0 when capacity_bps counts frame bytes as the data plane does (Ethernet header, VLAN tag, IP packet), 24 when it is the line rate (preamble and start delimiter, FCS, inter-frame gap)
              */
             frame_overhead_bytes: number;
+            /**
+             * Cable Id
+             * @description the cable this link is one direction of; null: the port faces hosts
+             */
+            cable_id: number | null;
+            /** @description which end of its cable the link leaves from */
+            cable_end: components["schemas"]["CableEnd"] | null;
+            /** Host Ipv4 Prefixes */
+            host_ipv4_prefixes: string[];
+            /** Host Vlan Ids */
+            host_vlan_ids: number[];
             /**
              * Created At
              * Format: date-time
@@ -1462,7 +1633,8 @@ export interface components {
         };
         /**
          * LinkUpdate
-         * @description The switch of a link cannot change: delete and recreate it instead.
+         * @description The switch of a link cannot change: delete and recreate it instead; nor its cable, which
+         *     is made and removed as a whole (`/cables`).
          */
         LinkUpdate: {
             /** Name */
@@ -1490,6 +1662,16 @@ export interface components {
              * @description bytes a frame costs on the wire beyond what the data plane counts: 0 when capacity_bps counts frame bytes as the data plane does (Ethernet header, VLAN tag, IP packet), 24 when it is the line rate (preamble and start delimiter, FCS, inter-frame gap)
              */
             frame_overhead_bytes?: number;
+            /**
+             * Host Ipv4 Prefixes
+             * @description IPv4 prefixes of the hosts behind a port that faces hosts (no host bits), each once; sorted. Only on a link that is no cable's end.
+             */
+            host_ipv4_prefixes?: string[];
+            /**
+             * Host Vlan Ids
+             * @description VLANs of the hosts behind a port that faces hosts, each once; sorted. Only on a link that is no cable's end.
+             */
+            host_vlan_ids?: number[];
         };
         /**
          * Measured
@@ -1567,6 +1749,13 @@ export interface components {
         Page_ApiTokenPublic_: {
             /** Data */
             data: components["schemas"]["ApiTokenPublic"][];
+            /** Count */
+            count: number;
+        };
+        /** Page[CablePublic] */
+        Page_CablePublic_: {
+            /** Data */
+            data: components["schemas"]["CablePublic"][];
             /** Count */
             count: number;
         };
@@ -2111,6 +2300,12 @@ export interface components {
             tls_key_path?: string | null;
         };
         /**
+         * SwitchHealth
+         * @description How the topology shows a switch: from its state and what its last reconciliation found.
+         * @enum {string}
+         */
+        SwitchHealth: "unknown" | "healthy" | "degraded" | "down";
+        /**
          * SwitchKind
          * @enum {string}
          */
@@ -2358,6 +2553,103 @@ export interface components {
             codel: components["schemas"]["CodelState"] | null;
             /** @description ABC's state at the reading: an abc slice's raw sample where the switch can read registers; null for other schemes, switches that cannot, and sums */
             abc: components["schemas"]["AbcState"] | null;
+        };
+        /** Topology */
+        Topology: {
+            /** Switches */
+            switches: components["schemas"]["TopologySwitch"][];
+            /** Links */
+            links: components["schemas"]["TopologyLink"][];
+            /** Cables */
+            cables: components["schemas"]["TopologyCable"][];
+            /**
+             * Live Window S
+             * @description how old a sample may be to count as live
+             */
+            live_window_s: number;
+        };
+        /** TopologyCable */
+        TopologyCable: {
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Propagation S */
+            propagation_s: number;
+            /** A Link Id */
+            a_link_id: number;
+            /** B Link Id */
+            b_link_id: number;
+        };
+        /**
+         * TopologyLink
+         * @description A link (egress port) and its far end: the switch and link across its cable, or the
+         *     hosts behind it.
+         */
+        TopologyLink: {
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Switch Id */
+            switch_id: number;
+            /** Port */
+            port: number;
+            /** Capacity Bps */
+            capacity_bps: number;
+            /** Cable Id */
+            cable_id: number | null;
+            /**
+             * Far Switch Id
+             * @description the switch across the cable; null: hosts
+             */
+            far_switch_id: number | null;
+            /**
+             * Far Link Id
+             * @description the link back from the far switch
+             */
+            far_link_id: number | null;
+            /**
+             * Propagation S
+             * @description the cable's propagation delay; 0 toward hosts
+             */
+            propagation_s: number;
+            /** Host Ipv4 Prefixes */
+            host_ipv4_prefixes: string[];
+            /** Host Vlan Ids */
+            host_vlan_ids: number[];
+            /** Slice Count */
+            slice_count: number;
+            /**
+             * Reserved Bps
+             * @description the sum of the rate limits of the slices on it
+             */
+            reserved_bps: number;
+            /**
+             * Throughput Bps
+             * @description what its slices forwarded at their latest samples (within live_window_s); null: no live sample
+             */
+            throughput_bps: number | null;
+            /**
+             * Utilisation
+             * @description throughput_bps / capacity_bps; null: no live sample
+             */
+            utilisation: number | null;
+        };
+        /** TopologySwitch */
+        TopologySwitch: {
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            kind: components["schemas"]["SwitchKind"];
+            state: components["schemas"]["SwitchState"];
+            health: components["schemas"]["SwitchHealth"];
+            /**
+             * Health Detail
+             * @description why the switch has this health, in words
+             */
+            health_detail: string;
         };
         /** UserCreate */
         UserCreate: {
@@ -2705,6 +2997,10 @@ export type ApiTokenCreated = components['schemas']['ApiTokenCreated'];
 export type ApiTokenPublic = components['schemas']['ApiTokenPublic'];
 export type BestPlan = components['schemas']['BestPlan'];
 export type BodyLoginLoginAccessToken = components['schemas']['Body_login-login_access_token'];
+export type CableCreate = components['schemas']['CableCreate'];
+export type CableEnd = components['schemas']['CableEnd'];
+export type CablePublic = components['schemas']['CablePublic'];
+export type CableUpdate = components['schemas']['CableUpdate'];
 export type ChangeAction = components['schemas']['ChangeAction'];
 export type ChangePublic = components['schemas']['ChangePublic'];
 export type CodelParameters = components['schemas']['CodelParameters'];
@@ -2731,6 +3027,7 @@ export type MinCapacity = components['schemas']['MinCapacity'];
 export type Model = components['schemas']['Model'];
 export type PageAlertPublic = components['schemas']['Page_AlertPublic_'];
 export type PageApiTokenPublic = components['schemas']['Page_ApiTokenPublic_'];
+export type PageCablePublic = components['schemas']['Page_CablePublic_'];
 export type PageChangePublic = components['schemas']['Page_ChangePublic_'];
 export type PageLinkPublic = components['schemas']['Page_LinkPublic_'];
 export type PageSlicePublic = components['schemas']['Page_SlicePublic_'];
@@ -2761,6 +3058,7 @@ export type SlicesImported = components['schemas']['SlicesImported'];
 export type StreamTicket = components['schemas']['StreamTicket'];
 export type Summary = components['schemas']['Summary'];
 export type SwitchCreate = components['schemas']['SwitchCreate'];
+export type SwitchHealth = components['schemas']['SwitchHealth'];
 export type SwitchKind = components['schemas']['SwitchKind'];
 export type SwitchPublic = components['schemas']['SwitchPublic'];
 export type SwitchState = components['schemas']['SwitchState'];
@@ -2769,6 +3067,10 @@ export type SwitchTaskAccepted = components['schemas']['SwitchTaskAccepted'];
 export type SwitchUpdate = components['schemas']['SwitchUpdate'];
 export type TelemetryPublic = components['schemas']['TelemetryPublic'];
 export type TelemetrySample = components['schemas']['TelemetrySample'];
+export type Topology = components['schemas']['Topology'];
+export type TopologyCable = components['schemas']['TopologyCable'];
+export type TopologyLink = components['schemas']['TopologyLink'];
+export type TopologySwitch = components['schemas']['TopologySwitch'];
 export type UserCreate = components['schemas']['UserCreate'];
 export type UserPublic = components['schemas']['UserPublic'];
 export type UserUpdate = components['schemas']['UserUpdate'];
@@ -3573,6 +3875,197 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LinkAnalysis"];
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "cables-read_cables": {
+        parameters: {
+            query?: {
+                switch_id?: number | null;
+                q?: string | null;
+                skip?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_CablePublic_"];
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "cables-create_cable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CableCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CablePublic"];
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "cables-read_cable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cable_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CablePublic"];
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "cables-delete_cable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cable_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "cables-update_cable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cable_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CableUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CablePublic"];
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "topology-read_topology": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Topology"];
                 };
             };
             /** @description An error, as RFC 9457 problem details */

@@ -7,15 +7,17 @@ import userEvent from '@testing-library/user-event';
 import type { LinkPublic } from '@/lib/api/schema';
 import { mockFetch, now, renderWithProviders, signInForTests } from '@/testing/test-utils';
 
-import { LINK_LIMITS, LinkForm, QUEUE_LIMITS, validateLink } from './link-form';
+import { LINK_LIMITS, LinkForm, QUEUE_LIMITS, VLAN_LIMITS, parseVlans, validateLink } from './link-form';
 
 const MBIT = 1e6;
 const link: LinkPublic = {
   id: 3, switch_id: 1, name: 'eth1', description: '', port: 1, capacity_bps: 100 * MBIT, queue_count: 8,
-  model: 'netcalc', mtu_bytes: 1500, frame_overhead_bytes: 0, created_at: now, updated_at: now,
+  model: 'netcalc', mtu_bytes: 1500, frame_overhead_bytes: 0, cable_id: null, cable_end: null, host_ipv4_prefixes: [], host_vlan_ids: [],
+  created_at: now, updated_at: now,
 };
 const values = {
   switchId: '1', name: 'eth1', description: '', port: '1', capacityMbps: '100', queueCount: '8', model: '' as const, mtu: '', frameOverhead: '0',
+  hostPrefixes: '', hostVlans: '',
 };
 
 describe('LinkForm', () => {
@@ -67,5 +69,37 @@ describe('LinkForm', () => {
     const patch = calls.find((c) => c.method === 'PATCH');
     expect(patch?.body).toMatchObject({ frame_overhead_bytes: 24, queue_count: 8 });
     expect(done.mock.calls[0]?.[0]).toMatchObject({ frame_overhead_bytes: 24 });
+  });
+
+  it('checks the hosts behind a port as the API does: IPv4 prefixes without host bits, VLANs 1–4094, each once', () => {
+    expect(validateLink({ ...values, hostPrefixes: '10.0.0.0/24, 10.1.0.0/16' }, true).host_ipv4_prefixes).toBeUndefined();
+    expect(validateLink({ ...values, hostPrefixes: '10.0.0.1/24' }, true).host_ipv4_prefixes).toMatch(/host bits/);
+    expect(validateLink({ ...values, hostPrefixes: '10.0.0.0/24 10.0.0.0/24' }, true).host_ipv4_prefixes).toMatch(/twice/);
+    expect(parseVlans('20, 10')).toEqual([10, 20]);
+    expect(parseVlans('0')).toMatch(/not a VLAN/);
+    expect(parseVlans('4095')).toMatch(/not a VLAN/);
+    expect(parseVlans('7 7')).toMatch(/twice/);
+    expect(validateLink({ ...values, hostVlans: 'x' }, true).host_vlan_ids).toMatch(/not a VLAN/);
+    type Schema = { properties: Record<string, { items: { minimum: number; maximum: number } }> };
+    const openapi: unknown = JSON.parse(readFileSync(resolve(process.cwd(), 'openapi.json'), 'utf8'));
+    const vlans = (openapi as { components: { schemas: Record<string, Schema> } }).components.schemas.LinkCreate!.properties.host_vlan_ids!.items;
+    expect([vlans.minimum, vlans.maximum]).toEqual([VLAN_LIMITS.min, VLAN_LIMITS.max]);
+  });
+
+  it('sends the hosts of a port that faces hosts, and offers none on a cable\'s end', async () => {
+    const calls = mockFetch({
+      'GET /api/v1/switches': { data: [], count: 0 },
+      'PATCH /api/v1/links/3': (r) => ({ body: { ...link, ...(r.body as object) } }),
+    });
+    const user = userEvent.setup();
+    const { unmount } = renderWithProviders(<LinkForm link={link} onDone={() => {}} onCancel={() => {}} />);
+    await user.type(screen.getByLabelText('Host prefixes'), '10.5.0.0/16');
+    await user.type(screen.getByLabelText('Host VLANs'), '30 20');
+    await user.click(screen.getByRole('button', { name: 'Save link' }));
+    await waitFor(() => expect(calls.some((c) => c.method === 'PATCH')).toBe(true));
+    expect(calls.find((c) => c.method === 'PATCH')?.body).toMatchObject({ host_ipv4_prefixes: ['10.5.0.0/16'], host_vlan_ids: [20, 30] });
+    unmount();
+    renderWithProviders(<LinkForm link={{ ...link, cable_id: 4, cable_end: 'a' }} onDone={() => {}} onCancel={() => {}} />);
+    expect(screen.queryByLabelText('Host prefixes')).toBeNull();
   });
 });

@@ -9,6 +9,7 @@ import { BMV2_DROP_PORT } from '@/config/p4-constants';
 import { DEFAULT_MODEL, FRAME_OVERHEADS, MODELS, MODEL_HINTS, MODEL_LABELS } from '@/lib/analysis';
 import type { LinkPublic, Model } from '@/lib/api/schema';
 import { formatDelay } from '@/lib/format';
+import { checkPrefix, splitPrefixes } from '@/lib/ipv4';
 import { ApiError, errorMessage, fieldErrors } from '@/lib/problem';
 import { MBIT, inputText, parseDecimal } from '@/lib/units';
 
@@ -27,6 +28,24 @@ interface Values {
   model: Model | '';
   mtu: string;
   frameOverhead: string;
+  hostPrefixes: string;
+  hostVlans: string;
+}
+
+/** VLAN ids hosts may sit on (`domain.spec`: 0 and 4095 are reserved). */
+export const VLAN_LIMITS = { min: 1, max: 4094 } as const;
+
+/** The VLANs typed into a list (spaces, commas or semicolons between them), or the reason they
+ * are not VLANs, each once, from 1 to 4094. */
+export function parseVlans(text: string): number[] | string {
+  const vlans: number[] = [];
+  for (const item of splitPrefixes(text)) {
+    const vlan = Number(item);
+    if (!Number.isInteger(vlan) || vlan < VLAN_LIMITS.min || vlan > VLAN_LIMITS.max) return `${item} is not a VLAN from ${VLAN_LIMITS.min} to ${VLAN_LIMITS.max}`;
+    if (vlans.includes(vlan)) return `VLAN ${vlan} is listed twice`;
+    vlans.push(vlan);
+  }
+  return vlans.sort((a, b) => a - b);
 }
 
 /** A link's queues: best effort keeps one, its slices the others (`links.queue_count`). */
@@ -60,6 +79,12 @@ export function validateLink(v: Values, creating: boolean): Record<string, strin
   if (mtu !== null && (!Number.isInteger(mtu) || mtu < LINK_LIMITS.mtuMin || mtu > LINK_LIMITS.mtuMax)) {
     e.mtu_bytes = `A whole number from ${LINK_LIMITS.mtuMin} to ${LINK_LIMITS.mtuMax}.`;
   }
+  const prefixes = splitPrefixes(v.hostPrefixes);
+  const badPrefix = prefixes.map(checkPrefix).find((reason) => reason !== null);
+  if (badPrefix) e.host_ipv4_prefixes = badPrefix;
+  else if (new Set(prefixes).size !== prefixes.length) e.host_ipv4_prefixes = 'A prefix is listed twice.';
+  const vlans = parseVlans(v.hostVlans);
+  if (typeof vlans === 'string') e.host_vlan_ids = vlans;
   return e;
 }
 
@@ -86,7 +111,10 @@ export function LinkForm({
     model: link?.model ?? '',
     mtu: link ? String(link.mtu_bytes) : '',
     frameOverhead: String(link?.frame_overhead_bytes ?? 0),
+    hostPrefixes: (link?.host_ipv4_prefixes ?? []).join(' '),
+    hostVlans: (link?.host_vlan_ids ?? []).join(' '),
   });
+  const facesHosts = link?.cable_id == null;
   const [submitted, setSubmitted] = useState(false);
   const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState<unknown>(null);
@@ -112,6 +140,7 @@ export function LinkForm({
       frame_overhead_bytes: Number(values.frameOverhead),
       ...(values.model ? { model: values.model } : {}),
       ...(values.mtu.trim() ? { mtu_bytes: Number(values.mtu) } : {}),
+      ...(facesHosts ? { host_ipv4_prefixes: splitPrefixes(values.hostPrefixes), host_vlan_ids: parseVlans(values.hostVlans) as number[] } : {}),
     };
     try {
       const saved = creating
@@ -206,6 +235,16 @@ export function LinkForm({
         <Field label="MTU" error={errors.mtu_bytes} hint="Default: the server's MTU setting.">
           <UnitInput unit="bytes" inputMode="numeric" value={values.mtu} onChange={set('mtu')} />
         </Field>
+        {facesHosts && (
+          <>
+            <Field label="Host prefixes" error={errors.host_ipv4_prefixes} hint="IPv4 prefixes of the hosts behind this port, if it faces hosts (not a cable).">
+              <input type="text" value={values.hostPrefixes} onChange={set('hostPrefixes')} />
+            </Field>
+            <Field label="Host VLANs" error={errors.host_vlan_ids} hint={`VLANs of those hosts, ${VLAN_LIMITS.min}–${VLAN_LIMITS.max}.`}>
+              <input type="text" value={values.hostVlans} onChange={set('hostVlans')} />
+            </Field>
+          </>
+        )}
         <Field label="Description" error={errors.description} className="span-2">
           <input type="text" value={values.description} onChange={set('description')} />
         </Field>

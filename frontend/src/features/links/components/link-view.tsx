@@ -7,6 +7,7 @@ import { useMemo, useState } from 'react';
 import { Link } from 'react-router';
 
 import { useAnalyzeBounds } from '@/api/analyze-bounds';
+import { useCable } from '@/api/get-cable';
 import { useLink } from '@/api/get-link';
 import { useMinCapacity } from '@/api/get-min-capacity';
 import { useSlices } from '@/api/get-slices';
@@ -38,6 +39,9 @@ export function LinkView({ linkId, canAct }: { linkId: number; canAct: boolean }
   const link = useLink(linkId);
   const slices = useSlices({ link_id: linkId });
   const sw = useSwitch(link.data?.switch_id);
+  const cable = useCable(link.data?.cable_id);
+  const farEnd = cable.data && link.data ? (cable.data.a_link_id === link.data.id ? { switchId: cable.data.b_switch_id, linkId: cable.data.b_link_id } : { switchId: cable.data.a_switch_id, linkId: cable.data.a_link_id }) : undefined;
+  const farSwitch = useSwitch(farEnd?.switchId);
   const [scenario, setScenario] = useState<Scenario | null>(null);
   const [editing, setEditing] = useState(false);
 
@@ -104,6 +108,26 @@ export function LinkView({ linkId, canAct }: { linkId: number; canAct: boolean }
         </Notice>
       )}
       <div className="stats">
+        <div className="stat" data-testid="link-faces">
+          <div className="stat-label">Faces</div>
+          {l.cable_id === null ? (
+            <>
+              <div className="stat-value">hosts</div>
+              <div className="stat-note">{[...l.host_ipv4_prefixes, ...l.host_vlan_ids.map((v) => `VLAN ${v}`)].join(', ') || 'none declared'}</div>
+            </>
+          ) : (
+            <>
+              <div className="stat-value">
+                {farEnd ? <Link to={paths.switch.href(farEnd.switchId)}>{farSwitch.data?.name ?? `switch ${farEnd.switchId}`}</Link> : '…'}
+              </div>
+              <div className="stat-note">
+                cable {cable.data?.name ?? l.cable_id}, {cable.data ? formatDelay(cable.data.propagation_s) : '…'} · back:{' '}
+                {farEnd ? <Link to={paths.link.href(farEnd.linkId)}>link {farEnd.linkId}</Link> : '…'} ·{' '}
+                <Link to={paths.topology.href()}>topology</Link>
+              </div>
+            </>
+          )}
+        </div>
         <div className="stat">
           <div className="stat-label">Capacity</div>
           <div className="stat-value">{formatRate(current.capacityBps)}</div>
