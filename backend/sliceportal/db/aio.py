@@ -53,7 +53,7 @@ def create_read_pool(settings: Settings, *, statement_timeout_s: float) -> ReadP
         conninfo,
         connection_class=WatchedAsyncConnection,
         kwargs=kwargs,
-        min_size=1,
+        min_size=0,  # connected on first use, as the engine's: an app that reads nothing holds none
         max_size=settings.db_read_pool_size,
         # A connection not had within the connect timeout is a 503, as for a fresh one of the
         # engine's; attempts given up after two connect timeouts, so that once the server is
