@@ -55,8 +55,8 @@ def create_access_token(user_id: int, settings: Settings) -> tuple[str, int]:
     return token, int(lifetime.total_seconds())
 
 
-def decode_access_token(token: str, settings: Settings) -> int:
-    """The user id an access token names; raises InvalidTokenError."""
+def decode_access_token(token: str, settings: Settings) -> tuple[int, dt.datetime]:
+    """The user id an access token names and when it expires; raises InvalidTokenError."""
     try:
         claims = jwt.decode(
             token,
@@ -66,7 +66,7 @@ def decode_access_token(token: str, settings: Settings) -> int:
         )
         if claims.get("typ") != "access":
             raise InvalidTokenError("not an access token")
-        return int(claims["sub"])
+        return int(claims["sub"]), dt.datetime.fromtimestamp(claims["exp"], dt.UTC)
     except (jwt.PyJWTError, ValueError) as exc:
         raise InvalidTokenError(str(exc)) from exc
 

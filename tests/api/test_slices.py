@@ -622,3 +622,24 @@ def test_move_slice_to_a_switch_with_no_dp_sid_left(
     assert_no_dp_sid_left(client, operator_headers, response, other["switch_id"])
     kept = client.get(f"{URL}/{created['id']}", headers=operator_headers).json()
     assert kept["link_ids"] == [link["id"]] and kept["dp_sids"] == created["dp_sids"]
+
+
+def test_reading_a_slice_gives_the_document_its_list_gives(
+    client: TestClient, operator_headers: Headers
+) -> None:
+    """`GET /slices/{id}` is one statement on the event loop (`db.aio`), the list is the ORM:
+    the same document for every scheme, SLA, links over two switches and DP_SIDs."""
+    first, second = create_link(client, operator_headers), create_link(client, operator_headers)
+    bodies = [
+        slice_body([first["id"], second["id"]], sla={"max_delay_s": 0.01, "max_mark_ratio": 1}),
+        slice_body([first["id"]], scheme="ecn_step", marking_threshold_s=0.005),
+        slice_body([second["id"]], scheme="codel", codel={"target_s": 0.002, "ecn_mark": True}),
+        slice_body([first["id"]], scheme="abc", abc={"key": "source_prefix", "prefix_length": 24}),
+    ]
+    ids = [create(client, "slices", operator_headers, body)["id"] for body in bodies]
+    listed = client.get(URL, params={"limit": 1000}, headers=operator_headers).json()["data"]
+    by_id = {document["id"]: document for document in listed}
+    for slice_id in ids:
+        read = client.get(f"{URL}/{slice_id}", headers=operator_headers)
+        assert read.status_code == 200, read.text
+        assert read.json() == by_id[slice_id]

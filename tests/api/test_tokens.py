@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import time
+from collections.abc import Callable
 
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from httpx import Response
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from sliceportal.core.config import Settings
-from sliceportal.db.models import ApiToken
+from sliceportal.db.models import ApiToken, User
 from sliceportal.schemas.choices import Role
 from utils.factories import auth_headers, create_user, switch_body, unique
 
@@ -90,3 +94,48 @@ def test_create_token_duplicate_name(client: TestClient, operator_headers: dict[
     response = client.post(URL, json={"name": name}, headers=operator_headers)
     assert response.status_code == 409
     assert response.json()["field"] == "body.name"
+
+
+def test_changes_made_elsewhere_take_effect_within_a_second(
+    client: TestClient, db: sessionmaker[Session], settings: Settings
+) -> None:
+    """Another API process revokes a token, demotes or deactivates a user (here: straight in
+    the database, which this process hears nothing of): refused or re-ranked within 1 s."""
+    with db() as session:
+        admin_headers = auth_headers(create_user(session, Role.ADMIN), settings)
+    secret = client.post(URL, json={"name": unique("t")}, headers=admin_headers).json()["token"]
+    token_headers = {"Authorization": f"Bearer {secret}"}
+    assert client.get("/api/v1/users", headers=token_headers).status_code == 200
+
+    with db() as session:
+        row = session.scalars(select(ApiToken).where(ApiToken.prefix == secret[3:15])).one()
+        user = session.get(User, row.user_id)
+        assert user is not None
+        user.role = Role.VIEWER
+        session.commit()
+    assert_within_a_second(lambda: client.get("/api/v1/users", headers=token_headers), 403)
+
+    with db() as session:
+        session.execute(
+            update(ApiToken)
+            .where(ApiToken.prefix == secret[3:15])
+            .values(revoked_at=dt.datetime.now(dt.UTC))
+        )
+        session.commit()
+    assert_within_a_second(lambda: client.get("/api/v1/slices", headers=token_headers), 401)
+
+    jwt_headers = auth_headers(user, settings)
+    assert client.get("/api/v1/slices", headers=jwt_headers).status_code == 200
+    with db() as session:
+        session.execute(update(User).where(User.id == row.user_id).values(is_active=False))
+        session.commit()
+    assert_within_a_second(lambda: client.get("/api/v1/slices", headers=jwt_headers), 401)
+
+
+def assert_within_a_second(request: Callable[[], Response], status: int) -> None:
+    """`request` answers `status` within one second, and keeps answering it."""
+    deadline = time.monotonic() + 1.0
+    while (answer := request()).status_code != status:
+        assert time.monotonic() < deadline, f"still {answer.status_code} after 1 s"
+        time.sleep(0.05)
+    assert request().status_code == status

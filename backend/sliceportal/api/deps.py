@@ -5,14 +5,17 @@ trip there is a thread switch, measured at about 5% of the CPU of a short reques
 
 Authentication takes a bearer token that is either an access token (JWT from the login) or an
 API token (`sp_…`), or else the browser's session cookie (an access token, CSRF-checked on
-unsafe methods: `api.browser_session`); either way the user row is read on every request, so
-deactivating a user or changing a role takes effect at once.
+unsafe methods: `api.browser_session`); either way the credential is checked against the
+database at most every `api.principals.CREDENTIAL_MEMORY_S` per API process, so deactivating a
+user, revoking a token or changing a role takes effect within that, and at once in the process
+that made the change.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
@@ -29,8 +32,10 @@ from sqlalchemy.orm import Session
 
 from sliceportal import security
 from sliceportal.api.browser_session import SessionCookieDep, check_csrf
+from sliceportal.api.principals import Principal, PrincipalCache
 from sliceportal.api.problems import Problem, unauthorized
 from sliceportal.core.config import Settings
+from sliceportal.db.aio import ReadPool
 from sliceportal.db.base import Base
 from sliceportal.db.changes import ChangeContext
 from sliceportal.db.models import ApiToken, User
@@ -80,7 +85,13 @@ async def get_redis(request: Request) -> redis.Redis:
     return client
 
 
+async def get_read_pool(request: Request) -> ReadPool:
+    pool: ReadPool = request.app.state.read_pool
+    return pool
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+ReadPoolDep = Annotated[ReadPool, Depends(get_read_pool)]
 SessionDep = Annotated[Session, Depends(get_db)]
 RedisDep = Annotated[redis.Redis, Depends(get_redis)]
 
@@ -120,7 +131,11 @@ _USER_OF_API_TOKEN = (
 keying it; only the user is loaded as an object, the token's fields as plain columns."""
 
 
-def _user_of_api_token(session: Session, token: str, prefix: str) -> User | None:
+def _user_of_api_token(
+    session: Session, token: str, prefix: str
+) -> tuple[User, dt.datetime | None] | None:
+    """The user an API token stands for and when the token expires (None: never), or None for a
+    token unknown, revoked or expired. Marks the token used (`API_TOKEN_TOUCH_INTERVAL`)."""
     row = session.execute(_USER_OF_API_TOKEN, {"prefix": prefix}).tuples().first()
     if row is None:
         return None
@@ -135,7 +150,33 @@ def _user_of_api_token(session: Session, token: str, prefix: str) -> User | None
     if last_used_at is None or now - last_used_at > API_TOKEN_TOUCH_INTERVAL:
         session.execute(update(ApiToken).where(ApiToken.id == token_id).values(last_used_at=now))
         session.commit()
-    return user
+    return user, expires_at
+
+
+def check_credential(session: Session, settings: Settings, token: str) -> tuple[Principal, float]:
+    """The principal a bearer token or session cookie stands for, and for how many seconds the
+    credential itself stays valid (inf: no expiry); 401 problem when it stands for nobody."""
+    now = dt.datetime.now(dt.UTC)
+    expires_at: dt.datetime | None
+    prefix = security.api_token_prefix(token)
+    if prefix is not None:
+        found = _user_of_api_token(session, token, prefix)
+        if found is None:
+            raise unauthorized("the API token is unknown, revoked or expired")
+        user, expires_at = found
+    else:
+        try:
+            user_id, expires_at = security.decode_access_token(token, settings)
+        except security.InvalidTokenError:
+            raise unauthorized("the access token is invalid or expired") from None
+        found_user = session.get(User, user_id)
+        if found_user is None:
+            raise unauthorized("the access token names no user")
+        user = found_user
+    if not user.is_active:
+        raise unauthorized("the user is deactivated")
+    valid_for_s = math.inf if expires_at is None else (expires_at - now).total_seconds()
+    return Principal(user.id, user.role), valid_for_s
 
 
 _ROLES: dict[Callable[..., Any], Role] = {}
@@ -165,38 +206,50 @@ def _walk(dependant: Dependant) -> list[Dependant]:
     return [d for sub in dependant.dependencies for d in (sub, *_walk(sub))]
 
 
+async def get_principals(request: Request) -> PrincipalCache:
+    cache: PrincipalCache = request.app.state.principals
+    return cache
+
+
+PrincipalsDep = Annotated[PrincipalCache, Depends(get_principals)]
+
+
+def _check_in_session(
+    sessionmaker: Callable[[], Session], settings: Settings, token: str
+) -> tuple[Principal, float]:
+    with sessionmaker() as session:
+        return check_credential(session, settings, token)
+
+
 @admits(Role.VIEWER)
-def get_current_user(session: SessionDep, settings: SettingsDep, token: TokenDep) -> User:
+async def get_current_user(
+    request: Request, settings: SettingsDep, token: TokenDep, principals: PrincipalsDep
+) -> Principal:
+    """The request's principal: from the credential memory (`api.principals`) when it was
+    checked moments ago, on the event loop; else checked against the database in the thread
+    pool, on a session of its own, and remembered."""
     if not token:
         raise unauthorized(
             "this endpoint needs a bearer token (login or API token) or the session cookie"
         )
-    prefix = security.api_token_prefix(token)
-    if prefix is not None:
-        user = _user_of_api_token(session, token, prefix)
-        if user is None:
-            raise unauthorized("the API token is unknown, revoked or expired")
-    else:
-        try:
-            user_id = security.decode_access_token(token, settings)
-        except security.InvalidTokenError:
-            raise unauthorized("the access token is invalid or expired") from None
-        user = session.get(User, user_id)
-        if user is None:
-            raise unauthorized("the access token names no user")
-    if not user.is_active:
-        raise unauthorized("the user is deactivated")
-    return user
+    remembered = principals.get(token)
+    if remembered is not None:
+        return remembered
+    principal, valid_for_s = await anyio.to_thread.run_sync(
+        _check_in_session, request.app.state.sessionmaker, settings, token
+    )
+    principals.remember(token, principal, valid_for_s)
+    return principal
 
 
-CurrentUser = Annotated[User, Depends(get_current_user)]
+CurrentUser = Annotated[Principal, Depends(get_current_user)]
 
 
-def require_role(role: Role) -> Callable[[User], Awaitable[User]]:
+def require_role(role: Role) -> Callable[[Principal], Awaitable[Principal]]:
     """A dependency admitting users whose role is `role` or above."""
 
     @admits(role)
-    async def dependency(user: CurrentUser) -> User:
+    async def dependency(user: CurrentUser) -> Principal:
         if user.role.rank < role.rank:
             raise Problem(
                 403,
@@ -209,9 +262,9 @@ def require_role(role: Role) -> Callable[[User], Awaitable[User]]:
     return dependency
 
 
-ViewerUser = Annotated[User, Depends(require_role(Role.VIEWER))]
-OperatorUser = Annotated[User, Depends(require_role(Role.OPERATOR))]
-AdminUser = Annotated[User, Depends(require_role(Role.ADMIN))]
+ViewerUser = Annotated[Principal, Depends(require_role(Role.VIEWER))]
+OperatorUser = Annotated[Principal, Depends(require_role(Role.OPERATOR))]
+AdminUser = Annotated[Principal, Depends(require_role(Role.ADMIN))]
 
 
 async def request_id(request: Request) -> str:
@@ -223,7 +276,7 @@ RequestIdDep = Annotated[str, Depends(request_id)]
 
 
 async def change_context(user: CurrentUser, request_id: RequestIdDep) -> ChangeContext:
-    return ChangeContext(user_id=user.id, request_id=request_id)
+    return ChangeContext(user_id=user.user_id, request_id=request_id)
 
 
 ChangeContextDep = Annotated[ChangeContext, Depends(change_context)]

@@ -32,11 +32,13 @@ from sliceportal.api.gate import (
     StreamCounter,
     StreamLimits,
 )
+from sliceportal.api.principals import PrincipalCache
 from sliceportal.api.router import ROUTERS
 from sliceportal.api.routes import health, metrics
 from sliceportal.api.security_headers import SecurityHeadersMiddleware
 from sliceportal.api.spa import mount_spa
 from sliceportal.core.config import Settings, get_settings
+from sliceportal.db.aio import create_read_pool
 from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.telemetry.exposition import api_registry
 
@@ -107,7 +109,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # clients run one app many times, nested too): a shut-down executor does not start
         # again. Its threads start only when a probe runs.
         previous, app.state.probes = app.state.probes, health.probe_executor()
-        yield
+        # The read pool lives on this run's event loop, so each run has its own.
+        app.state.read_pool = create_read_pool(
+            settings, statement_timeout_s=settings.api_statement_timeout_s
+        )
+        await app.state.read_pool.open(wait=False)
+        try:
+            yield
+        finally:
+            await app.state.read_pool.close()
         app.state.probes.shutdown(wait=False, cancel_futures=True)
         app.state.probes = previous
         engine.dispose()
@@ -130,6 +140,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessionmaker = create_sessionmaker(engine)
     app.state.redis = redis_client
     app.state.probes = health.probe_executor()
+    app.state.principals = PrincipalCache()
     app.state.streams = StreamCounter(
         StreamLimits(settings.stream_max_per_user, settings.stream_max_total)
     )

@@ -14,6 +14,7 @@ from http import HTTPStatus
 from typing import Any
 
 import psycopg
+import psycopg_pool
 import redis
 import sqlalchemy.exc
 from fastapi import FastAPI, Request
@@ -241,7 +242,7 @@ def _database_down_detail(error: BaseException | None) -> str:
             return str(error)  # "the database did not answer within N s"
         case psycopg.errors.QueryCanceled():
             return "the database did not finish the request's statement within its time limit"
-        case psycopg.errors.ConnectionTimeout():
+        case psycopg.errors.ConnectionTimeout() | psycopg_pool.PoolTimeout():
             return "the database did not accept a connection in time"
         case _:
             return "the database cannot be reached now"

@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     db_max_overflow: int = Field(default=20, ge=0)
     db_pool_timeout_s: float = Field(default=10.0, gt=0)
     db_connect_timeout_s: int = Field(default=5, ge=1)
+    db_read_pool_size: int = Field(default=4, ge=1)
+    """Connections per API process for the reads answered on the event loop (`db.aio`): each
+    statement holds one for a fraction of a millisecond, so a few serve thousands a second."""
     api_statement_timeout_s: float = Field(default=5.0, ge=0.1, le=3600)
     """An API request's statement (a lock wait included) is cancelled by the server after this,
     and a server silent 1 s longer (stopped, hung) has its connection closed: 503 either way.

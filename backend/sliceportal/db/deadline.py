@@ -13,6 +13,7 @@ its poll wakes every 0.1 s anyway to let signals in). `WatchedConnection` passes
 there, and closes the connection when it expires: the pool drops it. `Connection.wait` and its
 `_WaitTimeout` are not documented API, though psycopg's own cancellation uses them: the fault
 tests (a frozen PostgreSQL behind a proxy) fail if psycopg stops waiting there.
+`WatchedAsyncConnection` does the same for the API's event-loop reads (`db.aio`).
 """
 
 from __future__ import annotations
@@ -55,3 +56,20 @@ class WatchedConnection(psycopg.Connection[Any]):
             yield
         finally:
             self.answer_timeout_s = before
+
+
+class WatchedAsyncConnection(psycopg.AsyncConnection[Any]):
+    """`WatchedConnection` for the event loop: every wait for the server ends after
+    `answer_timeout_s` (None: no deadline)."""
+
+    answer_timeout_s: float | None = None
+
+    async def wait(self, gen: PQGen[ReturnT], *args: Any, **kwargs: Any) -> ReturnT:
+        timeout_s = self.answer_timeout_s
+        if timeout_s is None or args or kwargs:
+            return await super().wait(gen, *args, **kwargs)
+        try:
+            return await super().wait(gen, timeout=timeout_s)
+        except psycopg.errors._WaitTimeout as exc:
+            self.pgconn.finish()
+            raise DatabaseSilent(f"the database did not answer within {timeout_s:g} s") from exc

@@ -293,6 +293,28 @@ class Link(ChangeLogged, Timestamped, Base):
         return Framing.of_link(self.mtu_bytes, self.frame_overhead_bytes)
 
 
+def burst_bytes(rate_bps: float, burst_limit_s: float) -> float:
+    """The bytes a slice may queue: its rate for its burst limit."""
+    return rate_bps * burst_limit_s / 8
+
+
+def nested_codel(
+    target_s: float | None, interval_s: float | None, ecn_mark: bool | None
+) -> dict[str, Any] | None:
+    """A slice's CoDel columns as the API nests them (`schemas.slices.CodelParameters`)."""
+    if target_s is None:
+        return None
+    return {"target_s": target_s, "interval_s": interval_s, "ecn_mark": ecn_mark}
+
+
+def nested_abc(columns: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A slice's ABC columns (`ABC_COLUMNS` in `columns`) as the API nests them
+    (`schemas.slices.AbcSettings`)."""
+    if columns["abc_meter_memory_s"] is None:
+        return None
+    return {column.removeprefix("abc_"): columns[column] for column in ABC_COLUMNS}
+
+
 class Slice(ChangeLogged, Timestamped, Base):
     __tablename__ = "slices"
     __table_args__ = (
@@ -425,7 +447,7 @@ class Slice(ChangeLogged, Timestamped, Base):
 
     @property
     def burst_bytes(self) -> float:
-        return self.rate_bps * self.burst_limit_s / 8
+        return burst_bytes(self.rate_bps, self.burst_limit_s)
 
     @property
     def link_ids(self) -> list[int]:
@@ -433,21 +455,11 @@ class Slice(ChangeLogged, Timestamped, Base):
 
     @property
     def codel(self) -> dict[str, Any] | None:
-        """The CoDel parameters as the API nests them (`schemas.slices.CodelParameters`)."""
-        if self.codel_target_s is None:
-            return None
-        return {
-            "target_s": self.codel_target_s,
-            "interval_s": self.codel_interval_s,
-            "ecn_mark": self.codel_ecn_mark,
-        }
+        return nested_codel(self.codel_target_s, self.codel_interval_s, self.codel_ecn_mark)
 
     @property
     def abc(self) -> dict[str, Any] | None:
-        """The ABC parameters as the API nests them (`schemas.slices.AbcSettings`)."""
-        if self.abc_meter_memory_s is None:
-            return None
-        return {column.removeprefix("abc_"): getattr(self, column) for column in ABC_COLUMNS}
+        return nested_abc({column: getattr(self, column) for column in ABC_COLUMNS})
 
     def abc_config(self) -> AbcConfig | None:
         """The ABC parameters as the domain takes them (`abc_config_of`)."""

@@ -94,14 +94,20 @@ def _dropped_connection_check(dialect: sa.Dialect) -> Callable[[Any, object, obj
 
     def check(dbapi_connection: Any, _record: object, _proxy: object) -> None:
         try:
-            poller = select.poll()
-            poller.register(dbapi_connection.fileno(), select.POLLIN)
-            if poller.poll(0):
+            if server_spoke(dbapi_connection.fileno()):
                 dialect.do_ping(dbapi_connection)
         except Exception as exc:
             raise sa.exc.InvalidatePoolError(str(exc)) from exc
 
     return check
+
+
+def server_spoke(fileno: int) -> bool:
+    """Whether an idle connection's socket has something to read: the server closed it (its
+    last error, then EOF), since an idle connection is owed nothing."""
+    poller = select.poll()
+    poller.register(fileno, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def driver(session: Session) -> psycopg.Connection[Any]:

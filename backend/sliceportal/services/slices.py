@@ -17,6 +17,7 @@ from sqlalchemy import Select, delete, exists, select
 from sqlalchemy.orm import Session, selectinload
 
 from sliceportal.db import changes, outbox
+from sliceportal.db.aio import ReadPool
 from sliceportal.db.changes import Change, ChangeContext
 from sliceportal.db.models import ABC_COLUMNS, Slice, SliceSla, abc_config_of
 from sliceportal.db.queries import links as link_queries
@@ -72,6 +73,14 @@ def get_slice(session: Session, slice_id: int, *, lock: bool = False) -> Slice:
     if lock:
         query = query.with_for_update(of=Slice)
     found = session.scalars(query).one_or_none()
+    if found is None:
+        raise NotFoundError(f"slice {slice_id} does not exist")
+    return found
+
+
+async def slice_document(pool: ReadPool, slice_id: int) -> dict[str, Any]:
+    """`get_slice`'s slice as its public document, read on the event loop (`db.aio`)."""
+    found = await queries.slice_document(pool, slice_id)
     if found is None:
         raise NotFoundError(f"slice {slice_id} does not exist")
     return found

@@ -89,11 +89,11 @@ def delete_user(session: Session, context: ChangeContext, user: User) -> None:
 
 
 def create_api_token(
-    session: Session, context: ChangeContext, user: User, data: ApiTokenCreate
+    session: Session, context: ChangeContext, user_id: int, data: ApiTokenCreate
 ) -> tuple[ApiToken, str]:
-    """A new token for `user` and its secret, which is stored only as a hash."""
+    """A new token for user `user_id` and its secret, which is stored only as a hash."""
     if session.scalar(
-        select(exists().where(ApiToken.user_id == user.id, ApiToken.name == data.name))
+        select(exists().where(ApiToken.user_id == user_id, ApiToken.name == data.name))
     ):
         raise ConflictError(f"you already have a token named {data.name!r}", field="name")
     new = security.new_api_token()
@@ -101,7 +101,7 @@ def create_api_token(
     if data.expires_in_days is not None:
         expires_at = dt.datetime.now(dt.UTC) + dt.timedelta(days=data.expires_in_days)
     token = ApiToken(
-        user_id=user.id,
+        user_id=user_id,
         name=data.name,
         prefix=new.prefix,
         token_hash=new.token_hash,

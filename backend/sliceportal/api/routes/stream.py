@@ -27,8 +27,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
 from sliceportal import security
-from sliceportal.api.deps import SettingsDep, TokenDep, ViewerUser, admits, get_current_user
+from sliceportal.api.deps import (
+    PrincipalsDep,
+    SettingsDep,
+    TokenDep,
+    ViewerUser,
+    admits,
+    get_current_user,
+)
 from sliceportal.api.gate import StreamCounter, leave_gate
+from sliceportal.api.principals import Principal
 from sliceportal.api.problems import unauthorized
 from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
@@ -68,21 +76,13 @@ def _ticket_user_id(ticket: str, settings: Settings) -> int:
         raise unauthorized("the stream ticket is invalid or expired") from None
 
 
-def _authenticate(
-    request: Request, settings: Settings, bearer: str | None, ticket: str | None
-) -> User:
+def _ticket_principal(sessionmaker: Callable[[], Session], user_id: int) -> Principal:
     session: Session
-    with request.app.state.sessionmaker() as session:
-        if bearer:
-            return get_current_user(session, settings, bearer)
-        if not ticket:
-            raise unauthorized(
-                "a stream needs a bearer token, the session cookie or ?token=<stream ticket>"
-            )
-        user = session.get(User, _ticket_user_id(ticket, settings))
+    with sessionmaker() as session:
+        user = session.get(User, user_id)
         if user is None or not user.is_active:
             raise unauthorized("the stream ticket's user is unknown or deactivated")
-        return user
+        return Principal(user.id, user.role)
 
 
 @admits(Role.VIEWER)
@@ -90,15 +90,23 @@ async def stream_user(
     request: Request,
     settings: SettingsDep,
     bearer: TokenDep,
+    principals: PrincipalsDep,
     token: Annotated[
         str | None, Query(description="a stream ticket, for clients that cannot send headers")
     ] = None,
-) -> User:
+) -> Principal:
     """Any active user (every role may watch), by bearer token or stream ticket."""
-    return await run_in_threadpool(_authenticate, request, settings, bearer, token)
+    if bearer:
+        return await get_current_user(request, settings, bearer, principals)
+    if not token:
+        raise unauthorized(
+            "a stream needs a bearer token, the session cookie or ?token=<stream ticket>"
+        )
+    user_id = _ticket_user_id(token, settings)
+    return await run_in_threadpool(_ticket_principal, request.app.state.sessionmaker, user_id)
 
 
-StreamUser = Annotated[User, Depends(stream_user)]
+StreamUser = Annotated[Principal, Depends(stream_user)]
 
 
 class CountedStream(StreamingResponse):
@@ -120,7 +128,7 @@ class CountedStream(StreamingResponse):
 
 
 def event_stream(
-    request: Request, user: User, channels: list[str], framer: Callable[[str, str], str]
+    request: Request, user: Principal, channels: list[str], framer: Callable[[str, str], str]
 ) -> StreamingResponse:
     """`user`'s SSE response over ``channels`` of the configured Redis. Its request gives its
     gate slot back: from here on it holds no pooled connection, for minutes."""
@@ -132,7 +140,7 @@ def event_stream(
         keepalive_s=settings.stream_keepalive_s,
         max_age_s=settings.access_token_minutes * 60,
     )
-    response = CountedStream(events, request.app.state.streams, user.id)
+    response = CountedStream(events, request.app.state.streams, user.user_id)
     leave_gate(request)
     return response
 
@@ -141,7 +149,7 @@ def event_stream(
 async def create_stream_ticket(user: ViewerUser, settings: SettingsDep) -> StreamTicket:
     """A ticket for `?token=` on the streams, valid for 60 seconds."""
     return StreamTicket(
-        ticket=create_ticket(user.id, settings),
+        ticket=create_ticket(user.user_id, settings),
         expires_in=int(TICKET_LIFETIME.total_seconds()),
     )
 

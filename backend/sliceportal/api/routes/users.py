@@ -7,6 +7,7 @@ from sliceportal.api.deps import (
     ChangeContextDep,
     CurrentUser,
     PageDep,
+    PrincipalsDep,
     SessionDep,
     paginate,
     select_where,
@@ -51,8 +52,8 @@ def create_user(
 
 
 @router.get("/me")
-def read_user_me(user: CurrentUser) -> UserPublic:
-    return UserPublic.model_validate(user)
+def read_user_me(session: SessionDep, user: CurrentUser) -> UserPublic:
+    return UserPublic.model_validate(crud.get(session, User, user.user_id))
 
 
 @router.patch("/me")
@@ -60,7 +61,8 @@ def update_user_me(
     session: SessionDep, user: CurrentUser, context: ChangeContextDep, body: UserUpdateMe
 ) -> UserPublic:
     """Change your own password (with `current_password`), email or name; not your role."""
-    return UserPublic.model_validate(users.update_me(session, context, user, body))
+    row = crud.get(session, User, user.user_id, lock=True)
+    return UserPublic.model_validate(users.update_me(session, context, row, body))
 
 
 @router.get("/{user_id}")
@@ -75,14 +77,24 @@ def update_user(
     context: ChangeContextDep,
     user_id: RowId,
     body: UserUpdate,
+    principals: PrincipalsDep,
 ) -> UserPublic:
+    """Change a user; a role or deactivation takes effect within `CREDENTIAL_MEMORY_S` in
+    every API process (`api.principals`)."""
     user = crud.get(session, User, user_id, lock=True)
-    return UserPublic.model_validate(users.update_user(session, context, user, body))
+    updated = users.update_user(session, context, user, body)
+    principals.forget_all()
+    return UserPublic.model_validate(updated)
 
 
 @router.delete("/{user_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_user(
-    session: SessionDep, _: AdminUser, context: ChangeContextDep, user_id: RowId
+    session: SessionDep,
+    _: AdminUser,
+    context: ChangeContextDep,
+    principals: PrincipalsDep,
+    user_id: RowId,
 ) -> None:
     """Delete a user who never changed anything; deactivate the others (`is_active: false`)."""
     users.delete_user(session, context, crud.get(session, User, user_id, lock=True))
+    principals.forget_all()

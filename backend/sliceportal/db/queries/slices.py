@@ -24,8 +24,15 @@ from psycopg.types.json import Jsonb
 from sqlalchemy.orm import Session
 
 from sliceportal.db import changes
+from sliceportal.db.aio import ReadPool
 from sliceportal.db.changes import Change, ChangeContext
-from sliceportal.db.models import ABC_COLUMNS
+from sliceportal.db.models import (
+    ABC_COLUMNS,
+    SliceSla,
+    burst_bytes,
+    nested_abc,
+    nested_codel,
+)
 from sliceportal.db.outbox import Message
 from sliceportal.db.queries.links import LinkLocks, LockedLink
 from sliceportal.db.session import driver
@@ -450,3 +457,37 @@ def insert_relations(
         cursor.execute(_INSERT_SLAS, (Jsonb(slas),))
         cursor.execute(_INSERT_SWITCH_ROWS, (Jsonb(switch_rows),))
         cursor.execute(_INSERT_LINK_ROWS, (Jsonb(link_rows),))
+
+
+_SLA_COLUMNS = [column.name for column in SliceSla.__table__.columns if column.name != "slice_id"]
+SLICE_DOCUMENT = f"""
+SELECT slices.*, {", ".join(f"sla.{column} AS sla_{column}" for column in _SLA_COLUMNS)},
+       ARRAY(SELECT link_id FROM slice_links WHERE slice_id = slices.id ORDER BY link_id)
+           AS link_ids,
+       ARRAY(SELECT ARRAY[switch_id, dp_sid] FROM slice_switches
+             WHERE slice_id = slices.id ORDER BY switch_id) AS dp_sids
+FROM slices JOIN slice_slas AS sla ON sla.slice_id = slices.id
+WHERE slices.id = %s
+"""
+"""A slice with its SLA, links and DP_SIDs in one statement (three index lookups)."""
+
+
+async def slice_document(pool: ReadPool, slice_id: int) -> dict[str, Any] | None:
+    """Slice `slice_id` as `schemas.slices.SlicePublic` validates it (the fields the model's
+    properties give a loaded `Slice`), or None when there is none; read on the event loop."""
+    async with pool.connection() as connection:
+        cursor = connection.cursor(row_factory=dict_row)
+        await cursor.execute(SLICE_DOCUMENT, (slice_id,), prepare=True)
+        row = await cursor.fetchone()
+    if row is None:
+        return None
+    row["sla"] = {column: row.pop(f"sla_{column}") for column in _SLA_COLUMNS}
+    row["switch_rows"] = [
+        {"switch_id": switch_id, "dp_sid": dp_sid} for switch_id, dp_sid in row.pop("dp_sids")
+    ]
+    row["burst_bytes"] = burst_bytes(row["rate_bps"], row["burst_limit_s"])
+    row["codel"] = nested_codel(
+        row["codel_target_s"], row["codel_interval_s"], row["codel_ecn_mark"]
+    )
+    row["abc"] = nested_abc(row)
+    return row
