@@ -109,15 +109,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # clients run one app many times, nested too): a shut-down executor does not start
         # again. Its threads start only when a probe runs.
         previous, app.state.probes = app.state.probes, health.probe_executor()
-        # The read pool lives on this run's event loop, so each run has its own.
-        app.state.read_pool = create_read_pool(
-            settings, statement_timeout_s=settings.api_statement_timeout_s
-        )
-        await app.state.read_pool.open(wait=False)
+        # The read pool lives on this run's event loop, so each run has its own; a nested
+        # run's ends with it and the outer run's is back.
+        read_pool = create_read_pool(settings, statement_timeout_s=settings.api_statement_timeout_s)
+        outer_pool, app.state.read_pool = getattr(app.state, "read_pool", None), read_pool
+        await read_pool.open(wait=False)
         try:
             yield
         finally:
-            await app.state.read_pool.close()
+            await read_pool.close()
+            app.state.read_pool = outer_pool
         app.state.probes.shutdown(wait=False, cancel_futures=True)
         app.state.probes = previous
         engine.dispose()
