@@ -30,6 +30,10 @@ settings' `p4rt_connect_timeout_s`.
 Every state change is logged in the change log as the system (user None) with the task's
 request id. Row locks are taken in the API's order (slices by id, then the switch row), so a
 worker and a request never deadlock. Talking to the switch happens with no transaction open.
+
+A run may be stopped anywhere (the task's soft time limit, docs/controlplane.md "Lanes"): the
+connection holding the switch's lock and the switch's session are then closed, not reused, so
+the switch is free at once; the next run reads back what the switch holds and writes the rest.
 """
 
 from __future__ import annotations
@@ -223,9 +227,9 @@ class Reconciler:
             self._switch_problem(switch_id, SwitchState.REACHABLE, f"refused: {exc}")
             return Report(switch_id, Outcome.REFUSED)
         except BaseException:
-            # Stopped from outside (the task's soft time limit): a switch that is slow to
-            # answer may be slow to end the stream too, so the session is closed at once,
-            # calls in flight cancelled, instead of handing mastership back.
+            # Anything else, above all the task's soft time limit (it may strike anywhere): a
+            # switch that is slow to answer may be slow to end the stream too, so the session
+            # is closed at once, calls in flight cancelled, instead of handing mastership back.
             self.pool.drop(switch_id, at_once=True)
             session = None
             raise
