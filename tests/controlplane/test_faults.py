@@ -67,6 +67,11 @@ from utils import factories
 from utils.factories import slice_body, unique_prefix
 
 RECONCILE_INTERVAL_S = 3600
+PLANE_RECONCILE_TIME_LIMIT_S = 3
+"""The main lane's time limit here: the slow switches' runs are cut within seconds, and the
+1,016-entry push of the kill test (about 1 s) fits."""
+PLANE_SLOW_RECONCILE_TIME_LIMIT_S = 6
+"""With the 3 s grace, below the 10 s visibility timeout (`Settings` insists)."""
 
 
 @dataclass
@@ -121,6 +126,8 @@ def plane(
         "SLICEPORTAL_SECRET_KEY": settings.secret_key,
         "SLICEPORTAL_RECONCILE_INTERVAL_S": str(RECONCILE_INTERVAL_S),
         "SLICEPORTAL_TASK_VISIBILITY_TIMEOUT_S": "10",
+        "SLICEPORTAL_RECONCILE_TIME_LIMIT_S": str(PLANE_RECONCILE_TIME_LIMIT_S),
+        "SLICEPORTAL_SLOW_RECONCILE_TIME_LIMIT_S": str(PLANE_SLOW_RECONCILE_TIME_LIMIT_S),
     }
     worker_args = ["--concurrency=2", f"--hostname=faults-{uuid.uuid4().hex[:6]}@%h"]
     children = celery_children(workdir, workdir / "beat-schedule", env=env, worker_args=worker_args)
@@ -437,6 +444,71 @@ def test_a_dead_switch_does_not_delay_a_healthy_one(
             watch.stop()
         silent.close()
         emulator.stop(grace=0)
+
+
+SLOW_WRITE_DELAY_S = 0.02
+"""What each written update costs on the slow switches: a push of 1,016 entries takes 20 s."""
+SLOW_SWITCHES = 3
+"""More slow switches than the worker has processes (2)."""
+
+
+def test_slow_switches_do_not_delay_a_healthy_one(
+    plane: Plane, made: list[int], address: str, device_id: int
+) -> None:
+    """Three switches that answer, but take 20 ms for every update written (a push of 1,016
+    entries takes 20 s), beside a healthy one. Each slow switch gets 1,016 entries to hold,
+    then more before every slice on the healthy one, so it always has seconds of writes
+    ahead of it; the healthy switch's activation must not wait for them (the bound is the
+    dead-switch test's, whatever the slow switches' delay). Once they are fast again, their
+    slices must all be active: nothing was lost by cutting their runs short."""
+    healthy = EmulatorServer(address, device_id)
+    healthy.start()
+    slow = [
+        EmulatorServer(
+            f"127.0.0.1:{embedded.free_tcp_port()}", device_id + n, write_delay_s=SLOW_WRITE_DELAY_S
+        )
+        for n in range(1, SLOW_SWITCHES + 1)
+    ]
+    for emulator in slow:
+        emulator.start()
+    try:
+        _, healthy_link, _ = network(plane, made, address, device_id, 0)
+        _activation_s(plane, healthy_link, 30)  # the pipeline push, not measured
+        alone = [_activation_s(plane, healthy_link, 30) for _ in range(10)]
+        slow_networks = [
+            network(plane, made, emulator.address, device_id + n, 8, prefixes=63)
+            for n, emulator in enumerate(slow, 1)
+        ]
+        # Their first runs start on the fast lane (nothing is known about them yet) and are
+        # cut at its time limit.
+        time.sleep(PLANE_RECONCILE_TIME_LIMIT_S + 1)
+        beside_slow = []
+        slow_ids = [ids for _, _, ids in slow_networks]
+        for n in range(10):
+            with plane.sessions() as db:
+                for _, link_id, ids in slow_networks:
+                    prefixes = [f"11.{n}.{p}.0/24" for p in range(63)]
+                    ids.append(make_slice(db, [link_id], 0, ipv4_prefixes=prefixes).id)
+            beside_slow.append(_activation_s(plane, healthy_link, 30))
+        limit = 2 * _p95(alone) + DEAD_SWITCH_ALLOWANCE_S
+        print(
+            f"healthy switch activation p50/p95: alone {np.median(alone):.2f}/{_p95(alone):.2f} s,"
+            f" beside {SLOW_SWITCHES} slow switches {np.median(beside_slow):.2f}/"
+            f"{_p95(beside_slow):.2f} s (limit {limit:.2f} s)"
+        )
+        assert _p95(beside_slow) <= limit, f"alone {alone}, beside slow switches {beside_slow}"
+        for emulator in slow:
+            emulator.service.write_delay_s = 0
+        took = wait_for(
+            lambda: all(all_active(plane.sessions, ids) for ids in slow_ids),
+            60,
+            "the slow switches' slices active once they are fast again",
+            logs=[plane.worker],
+        )
+        print(f"slow switches' slices all active {took:.1f} s after they became fast")
+    finally:
+        for emulator in [healthy, *slow]:
+            emulator.stop(grace=0)
 
 
 def test_a_worker_killed_again_and_again_converges_within_10_s_of_the_last_kill(

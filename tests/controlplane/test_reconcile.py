@@ -17,9 +17,10 @@ from controlplane.network import (
     state_of,
     worker_changes,
 )
-from sliceportal.controlplane.reconciler import Outcome, Reconciler, switch_lock
+from sliceportal.controlplane.reconciler import LOCK_NAMESPACE, Outcome, Reconciler, switch_lock
 from sliceportal.core.config import Settings
 from sliceportal.db.models import OutboxMessage, Slice, SliceDeployment, Switch
+from sliceportal.db.session import create_db_engine
 from sliceportal.domain import dataplane as dp
 from sliceportal.domain.reconcile import EntryUpdate, UpdateKind
 from sliceportal.emulator import entities
@@ -372,6 +373,40 @@ def test_two_reconciliations_of_one_switch_never_interleave(
         assert reconciler.run(424242, wait=False).outcome is Outcome.BUSY
     with switch_lock(engine, 424242, wait=False) as again:
         assert again
+
+
+class Stopped(BaseException):
+    """What a task's soft time limit raises, as far as the lock can tell: anything, anywhere."""
+
+
+def _advisory_locks_held(engine: sa.Engine, switch_id: int) -> int:
+    with engine.connect() as conn:
+        query = sa.text(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            " AND classid = :namespace AND objid = :switch_id"
+        )
+        found = conn.execute(query, {"namespace": LOCK_NAMESPACE, "switch_id": switch_id})
+        return int(found.scalar_one())
+
+
+def test_a_run_stopped_right_after_taking_the_lock_frees_the_switch(
+    settings: Settings,
+) -> None:
+    """Stopped between taking the lock and running the block (at the commit that follows
+    the lock): the connection that holds the lock is closed, not pooled still holding it."""
+    engine = create_db_engine(settings)  # of its own: the listener below stays on it
+    switch_id = 424243
+
+    def stop(_: sa.Connection) -> None:
+        raise Stopped
+
+    try:
+        sa.event.listen(engine, "commit", stop, once=True)
+        with pytest.raises(Stopped), switch_lock(engine, switch_id, wait=False):
+            pytest.fail("the block runs only once the lock is taken and committed")
+        assert _advisory_locks_held(engine, switch_id) == 0
+    finally:
+        engine.dispose()
 
 
 def test_changes_write_outbox_rows_in_their_own_transaction(

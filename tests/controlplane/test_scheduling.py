@@ -1,5 +1,6 @@
-"""Coalescing and the circuit breaker (`controlplane.scheduling`) on the tests' Redis; what they
-do for a worker shows in test_faults.py (a dead switch beside a healthy one)."""
+"""Coalescing, the circuit breaker and the slow lane's marks (`controlplane.scheduling`) on the
+tests' Redis; what they do for a worker shows in test_faults.py (a dead switch, and slow ones,
+beside a healthy one)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,16 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from pydantic import ValidationError
 
-from sliceportal.controlplane.scheduling import Breaker, Coalescer
+from sliceportal.controlplane.scheduling import (
+    PREFIX,
+    SLOW_TTL_S,
+    Breaker,
+    Coalescer,
+    SlowSwitches,
+)
+from sliceportal.core.config import TASK_TIME_LIMIT_GRACE_S, Settings
 from sliceportal.p4rt.connection import SwitchTarget
 
 
@@ -83,3 +92,24 @@ def test_an_open_breaker_is_due_again_once_its_back_off_is_over(client: redis.Re
     assert breaker.due([target]) == [True] and breaker.is_open(
         target
     )  # the probe tries, reconciles wait
+
+
+def test_a_switch_marked_slow_stays_so_until_cleared_or_forgotten(client: redis.Redis) -> None:
+    slow = SlowSwitches(client)
+    switch, other = some_switch(), some_switch()
+    assert not slow.is_slow(switch)
+    slow.mark(switch)
+    assert slow.is_slow(switch) and not slow.is_slow(other)
+    assert 0 < client.ttl(f"{PREFIX}:slow:{switch}") <= SLOW_TTL_S
+    slow.clear(switch)
+    assert not slow.is_slow(switch)
+
+
+def test_the_slow_lane_s_hard_limit_stays_below_the_visibility_timeout() -> None:
+    """Else Redis would deliver a run that is still going to a second worker."""
+    lanes = {"task_visibility_timeout_s": 10, "reconcile_time_limit_s": 2}
+    Settings(**lanes, slow_reconcile_time_limit_s=10 - TASK_TIME_LIMIT_GRACE_S - 1)
+    with pytest.raises(ValidationError, match="below task_visibility_timeout_s"):
+        Settings(**lanes, slow_reconcile_time_limit_s=10 - TASK_TIME_LIMIT_GRACE_S)
+    with pytest.raises(ValidationError, match="at least reconcile_time_limit_s"):
+        Settings(reconcile_time_limit_s=20, slow_reconcile_time_limit_s=15)

@@ -38,10 +38,11 @@ def compose() -> dict[str, Any]:
     return document["services"]
 
 
-def test_worker_and_beat_run_as_serve_runs_them(tmp_path: Path) -> None:
+def test_workers_and_beat_run_as_serve_runs_them(tmp_path: Path) -> None:
     services = compose()
-    worker, beat = celery_children(tmp_path, tmp_path / "schedule")
+    worker, slow_worker, beat = celery_children(tmp_path, tmp_path / "schedule")
     assert ["celery", *worker.argv[3:]] == services["worker"]["command"]
+    assert ["celery", *slow_worker.argv[3:]] == services["slow-worker"]["command"]
     expected_beat = ["celery", *beat.argv[3:-1]]
     assert services["beat"]["command"][:-1] == expected_beat
     assert services["beat"]["command"][-1].startswith("--schedule=")
@@ -78,7 +79,7 @@ def test_bmv2_answers_where_the_api_looks_with_eight_priority_queues() -> None:
 
 def test_every_portal_variable_is_a_setting() -> None:
     fields = {name.upper() for name in Settings.model_fields} | {"DATABASE_URL", "REDIS_URL"}
-    for name in ("api", "worker", "beat", "poller"):
+    for name in ("api", "worker", "slow-worker", "beat", "poller"):
         for variable in compose()[name]["environment"]:
             assert variable.removeprefix("SLICEPORTAL_") in fields, variable
 
@@ -353,7 +354,7 @@ def test_the_p4c_service_fails_when_p4c_s_p4info_differs(tmp_path: Path) -> None
     assert run.returncode == 1
     assert "FAILED: p4c's P4Info" in run.stderr and "+  size: 4095" in run.stdout
     # Every portal service waits for it to succeed.
-    for name in ("api", "worker", "beat", "poller"):
+    for name in ("api", "worker", "slow-worker", "beat", "poller"):
         assert compose()[name]["depends_on"]["p4c"] == {
             "condition": "service_completed_successfully"
         }
@@ -432,8 +433,8 @@ def compose_database(postgres_server_url: str) -> Iterator[str]:
 def test_the_portal_services_command_lines_run(
     tmp_path: Path, compose_database: str, redis_url: str
 ) -> None:
-    """api (migrates, creates the admin, registers the bmv2 switch, serves), worker, beat and
-    poller (once the database is migrated), each with its compose command and environment (the
+    """api (migrates, creates the admin, registers the bmv2 switch, serves), both workers, beat
+    and poller (once the database is migrated), each with its compose command and environment (the
     image's production one), pointed at this run's PostgreSQL and Redis."""
     variables: dict[str, str] = {}
     volumes = {"p4build": tmp_path / "p4build", "portal-data": tmp_path / "portal-data"}
@@ -460,10 +461,12 @@ def test_the_portal_services_command_lines_run(
     started: list[Service] = []
     try:
         api, worker, beat = start("api"), start("worker"), start("beat")
+        slow_worker = start("slow-worker")
         api.wait_for(healthy, "/api/v1/health answering 200")
         assert api.said("created the first admin")()
         poller = start("poller")
         worker.wait_for(worker.said("ready."), "the worker ready")
+        slow_worker.wait_for(slow_worker.said("ready."), "the slow lane's worker ready")
         beat.wait_for(beat.said("beat: Starting"), "beat starting")
         poller.wait_for(poller.said("polling switch"), "the poller polling its switch")
         poller.wait_for(poller.said("poller metrics on http://127.0.0.1:"), "its metrics served")

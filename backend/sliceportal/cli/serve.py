@@ -149,7 +149,7 @@ def serve(args: argparse.Namespace) -> int:
                 Path(sys.executable).parent / "sliceportal"
             )
             children.append(Child("poller", [sliceportal, "poller"], log=logs / "poller.log"))
-            _say(f"Celery worker and beat, telemetry poller (logs: {logs})")
+            _say(f"Celery workers (main and slow lane) and beat, telemetry poller (logs: {logs})")
         supervisor = Supervisor(children)
         stack.callback(supervisor.stop)
         supervisor.start()

@@ -30,6 +30,10 @@ settings' `p4rt_connect_timeout_s`.
 Every state change is logged in the change log as the system (user None) with the task's
 request id. Row locks are taken in the API's order (slices by id, then the switch row), so a
 worker and a request never deadlock. Talking to the switch happens with no transaction open.
+
+A run may be stopped anywhere (the task's soft time limit, docs/controlplane.md "Lanes"): the
+connection holding the switch's lock and the switch's session are then closed, not reused, so
+the switch is free at once; the next run reads back what the switch holds and writes the rest.
 """
 
 from __future__ import annotations
@@ -103,28 +107,40 @@ class Report:
 def switch_lock(engine: sa.Engine, switch_id: int, *, wait: bool) -> Iterator[bool]:
     """Hold the switch's session-level advisory lock while the block runs; yields False when
     `wait` is off and another reconciliation holds it. A crashed worker's lock dies with its
-    connection."""
+    connection. So does the lock of a run that raised, whatever it raised: the task's soft
+    time limit may strike between any two statements, even between taking the lock and the
+    block, and only closing the connection (not handing it back to the pool) surely frees it."""
     with engine.connect() as conn:
-        if wait:
-            conn.execute(sa.text(f"SET LOCAL lock_timeout = {int(LOCK_WAIT_S * 1000)}"))
-            conn.execute(sa.select(sa.func.pg_advisory_lock(LOCK_NAMESPACE, switch_id)))
-            locked = True
-        else:
-            locked = bool(
-                conn.execute(
-                    sa.select(sa.func.pg_try_advisory_lock(LOCK_NAMESPACE, switch_id))
-                ).scalar_one()
-            )
-        conn.commit()
         try:
+            locked = _take_lock(conn, switch_id, wait=wait)
             yield locked
-        finally:
-            if locked:
-                try:
-                    conn.execute(sa.select(sa.func.pg_advisory_unlock(LOCK_NAMESPACE, switch_id)))
-                    conn.commit()
-                except sa.exc.DBAPIError:  # the server went away, and the lock with it
-                    conn.invalidate()
+        except BaseException:
+            conn.invalidate()
+            raise
+        if locked:
+            try:
+                conn.execute(sa.select(sa.func.pg_advisory_unlock(LOCK_NAMESPACE, switch_id)))
+                conn.commit()
+            except sa.exc.DBAPIError:  # the server went away, and the lock with it
+                conn.invalidate()
+            except BaseException:  # stopped while unlocking: the lock may still be held
+                conn.invalidate()
+                raise
+
+
+def _take_lock(conn: sa.Connection, switch_id: int, *, wait: bool) -> bool:
+    if wait:
+        conn.execute(sa.text(f"SET LOCAL lock_timeout = {int(LOCK_WAIT_S * 1000)}"))
+        conn.execute(sa.select(sa.func.pg_advisory_lock(LOCK_NAMESPACE, switch_id)))
+        locked = True
+    else:
+        locked = bool(
+            conn.execute(
+                sa.select(sa.func.pg_try_advisory_lock(LOCK_NAMESPACE, switch_id))
+            ).scalar_one()
+        )
+    conn.commit()
+    return locked
 
 
 def _now() -> dt.datetime:
@@ -210,6 +226,13 @@ class Reconciler:
             self.breaker.close([target])
             self._switch_problem(switch_id, SwitchState.REACHABLE, f"refused: {exc}")
             return Report(switch_id, Outcome.REFUSED)
+        except BaseException:
+            # Anything else, above all the task's soft time limit (it may strike anywhere): a
+            # switch that is slow to answer may be slow to end the stream too, so the session
+            # is closed at once, calls in flight cancelled, instead of handing mastership back.
+            self.pool.drop(switch_id, at_once=True)
+            session = None
+            raise
         finally:
             if session is not None:
                 session.release_mastership()

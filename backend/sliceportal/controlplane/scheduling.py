@@ -1,6 +1,7 @@
-"""Keeping one switch from delaying the others: reconciliations coalesced per switch, and a
-circuit breaker per switch that does not answer. Both live in Redis, the broker's server, so
-every worker and beat process shares them and a lost Redis loses them with the queue.
+"""Keeping one switch from delaying the others: reconciliations coalesced per switch, a circuit
+breaker per switch that does not answer, and a slow lane for switches that answer slowly. All
+three live in Redis, the broker's server, so every worker and beat process, on any machine,
+shares them, and a lost Redis loses them with the queue.
 
 **Coalescing.** At most one reconciliation of a switch waits in the queue: `Coalescer.claim`
 sets a key per switch (NX) to the id of the task it is about to send, and a change finding the
@@ -17,6 +18,20 @@ connect timeout) is open (`Breaker.failed`): reconciliations of it return at onc
 holding a worker process for the connect timeout, and only the probe tries it again, 1, 2, 4, …
 seconds later, at most `switch_backoff_max_s` apart, until it answers (`close`). The state is
 keyed by the switch's id and address, so a switch given another address starts closed.
+
+**Slow lane.** A switch that answers, but slowly (seconds a write, a Write that hangs until
+its deadline, or simply more entries than fit in the time limit), would hold a process of the
+worker for as long as its run lasts, and as many such switches as the worker has processes
+would hold them all. Each run on the main lane (queue `celery`) therefore has a soft time limit
+(`reconcile_time_limit_s`): a run that reaches it stops where it is, its switch is marked slow
+(`SlowSwitches.mark`), and its next run goes to the slow lane (queue `slow-switches`), which
+workers of their own serve with a longer limit. The diff makes stopping anywhere safe: the
+next run reads back what the switch holds and writes the rest. Runs of a switch marked slow
+are sent to the slow lane from then on, and a run the main lane receives for it (the API
+publishes every deploy there) is passed on at once. A run on the slow lane that wrote and
+took less than half the main lane's limit clears the mark (half, so a switch near the limit
+does not go back and forth); a run that wrote nothing says nothing of the switch's writes and
+leaves it. The mark also expires after `SLOW_TTL_S`, for a switch nobody changes.
 """
 
 from __future__ import annotations
@@ -35,6 +50,8 @@ QUEUED_TTL_S = 30
 DIRTY_TTL_S = 3600
 BREAKER_TTL_S = 3600
 """An open breaker not tried again for this long is forgotten (its switch was deleted)."""
+SLOW_TTL_S = 3600
+"""A switch marked slow is tried on the main lane again after this long without a quick run."""
 FIRST_BACKOFF_S = 1.0
 PROBE_TIMEOUT_S = 1.0
 """How long a switch not known to answer gets to connect and to answer: the probe's deadline,
@@ -150,3 +167,25 @@ class Breaker:
         for target in targets:
             pipe.delete(self._key(target))
         return [bool(deleted) for deleted in pipe.execute()]
+
+
+class SlowSwitches:
+    """The switches whose reconciliations go to the slow lane (see the module)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._client = client
+
+    @staticmethod
+    def _key(switch_id: int) -> str:
+        return f"{PREFIX}:slow:{switch_id}"
+
+    def mark(self, switch_id: int) -> None:
+        """A run of the switch outlasted its lane's time limit."""
+        self._client.set(self._key(switch_id), b"1", ex=SLOW_TTL_S)
+
+    def is_slow(self, switch_id: int) -> bool:
+        return bool(self._client.exists(self._key(switch_id)))
+
+    def clear(self, switch_id: int) -> None:
+        """A run of the switch wrote quickly: its runs go back to the main lane."""
+        self._client.delete(self._key(switch_id))

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from sliceportal.taskqueue import MAIN_QUEUE, SLOW_SWITCH_QUEUE
+
 logger = logging.getLogger(__name__)
 
 RESTART_DELAY_S = 0.5
@@ -42,6 +44,9 @@ HEALTHY_AFTER_S = 10.0
 """A child that ran this long is healthy again: its back-off starts over."""
 POLL_S = 0.2
 WORKER_OPTIONS = ("--without-mingle", "--without-gossip")
+SLOW_WORKER_OPTIONS = (f"--queues={SLOW_SWITCH_QUEUE}", "--concurrency=2", "--hostname=slow@%h")
+"""Two processes: the slow lane waits on switches, not on the CPU. Its own node name, since
+the main worker on the same machine has Celery's default one."""
 
 
 @dataclass
@@ -65,13 +70,18 @@ def celery_children(
     env: dict[str, str] | None = None,
     worker_args: Sequence[str] = (),
 ) -> list[Child]:
-    """The Celery worker and beat of `workers.app`, logging to `logs`; beat keeps its schedule
-    state in `schedule`. The worker skips mingle (a second's wait at every start for other
-    workers' revoked-task lists, which the portal does not use) and gossip."""
+    """The Celery workers and beat of `workers.app`, logging to `logs`; beat keeps its schedule
+    state in `schedule`. Two workers, one per lane (`taskqueue`): `worker` (with `worker_args`)
+    serves the main queue, `slow-worker` the slow switches' reconciliations, so that slow
+    switches never take the processes the others need. They skip mingle (a second's wait at
+    every start for other workers' revoked-task lists, which the portal does not use) and
+    gossip."""
     celery = [sys.executable, "-m", "celery", "-A", "workers.app"]
-    worker = [*celery, "worker", "--loglevel=INFO", *WORKER_OPTIONS, *worker_args]
+    worker = [*celery, "worker", "--loglevel=INFO", *WORKER_OPTIONS]
+    main_worker = [*worker, f"--queues={MAIN_QUEUE}", *worker_args]
     return [
-        Child("worker", worker, env, logs / "worker.log"),
+        Child("worker", main_worker, env, logs / "worker.log"),
+        Child("slow-worker", [*worker, *SLOW_WORKER_OPTIONS], env, logs / "slow-worker.log"),
         Child(
             "beat",
             [*celery, "beat", "--loglevel=INFO", f"--schedule={schedule}"],

@@ -10,7 +10,10 @@ processes the others need.
 
 - `reconcile_switch`: one switch (`controlplane.reconciler`); with `deploy` it also replaces a
   foreign pipeline. Queued through `queue_reconcile`: at most one waits per switch, at most one
-  runs, and a change arriving meanwhile gets exactly one more run.
+  runs, and a change arriving meanwhile gets exactly one more run. It runs on the main lane
+  (queue `celery`) under a soft time limit; a run that reaches it stops, and the switch's runs
+  go on the slow lane (queue `slow-switches`, workers of their own) until one is quick again
+  (`scheduling.SlowSwitches`), so slow switches never hold the main worker's processes.
 - `reconcile_all` (beat): every switch, each in its own task (coalesced like the others); also
   purges old outbox rows. A worker queues one as it comes up, for what a killed worker took
   with it.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import logging
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -34,10 +38,16 @@ from typing import Any
 import redis
 import sqlalchemy as sa
 from celery import Task
+from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 
-from sliceportal.controlplane.reconciler import Outcome, Reconciler
-from sliceportal.controlplane.scheduling import PROBE_TIMEOUT_S, Breaker, Coalescer
+from sliceportal.controlplane.reconciler import Outcome, Reconciler, Report
+from sliceportal.controlplane.scheduling import (
+    PROBE_TIMEOUT_S,
+    Breaker,
+    Coalescer,
+    SlowSwitches,
+)
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db import outbox
 from sliceportal.db.changes import ChangeContext
@@ -53,7 +63,7 @@ from sliceportal.p4rt.errors import SwitchError, TransientSwitchError
 from sliceportal.p4rt.pipeline import settings_pipeline
 from sliceportal.p4rt.session import shared_pool
 from sliceportal.schemas.choices import SwitchState
-from sliceportal.taskqueue import celery_app
+from sliceportal.taskqueue import SLOW_SWITCH_QUEUE, celery_app, reconcile_time_limits
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +91,10 @@ def _breaker() -> Breaker:
     return Breaker(_redis(), get_settings().switch_backoff_max_s)
 
 
+def _slow_switches() -> SlowSwitches:
+    return SlowSwitches(_redis())
+
+
 def _reconciler(task: Task[Any, Any]) -> Reconciler:
     settings = get_settings()
     return Reconciler(
@@ -94,20 +108,30 @@ def _reconciler(task: Task[Any, Any]) -> Reconciler:
 
 def queue_reconcile(switch_id: int, *, deploy: bool = False) -> str:
     """Queue a reconciliation of the switch unless one is queued already; the id of the task
-    that will do it. Deploys are always queued."""
+    that will do it. Deploys are always queued. A switch marked slow goes to the slow lane,
+    with that lane's time limits."""
+    options: dict[str, Any] = {}
+    if _slow_switches().is_slow(switch_id):
+        soft, hard = reconcile_time_limits(get_settings(), slow=True)
+        options = {"queue": SLOW_SWITCH_QUEUE, "soft_time_limit": soft, "time_limit": hard}
     if deploy:
-        return str(reconcile_switch.apply_async((switch_id, outbox.DEPLOY)).id)
+        return str(reconcile_switch.apply_async((switch_id, outbox.DEPLOY), **options).id)
     task_id = str(uuid.uuid4())
     coalescer = _coalescer()
     queued = coalescer.claim(switch_id, task_id)
     if queued is not None:
         return queued
     try:
-        reconcile_switch.apply_async((switch_id,), task_id=task_id)
+        reconcile_switch.apply_async((switch_id,), task_id=task_id, **options)
     except BaseException:
         coalescer.release(switch_id, task_id)
         raise
     return task_id
+
+
+def _on_slow_lane(task: Task[Any, Any]) -> bool:
+    delivery = task.request.delivery_info or {}
+    return bool(delivery.get("routing_key") == SLOW_SWITCH_QUEUE)
 
 
 @celery_app.task(bind=True, acks_late=True, reject_on_worker_lost=True)
@@ -116,11 +140,57 @@ def reconcile_switch(
 ) -> dict[str, object]:
     """Make the switch hold what the database says; a deploy (`mode` `outbox.DEPLOY`) also
     replaces a foreign pipeline. Never waits for the switch: held by another run, it asks that
-    run for one more; backed off, it leaves the switch to the probe."""
+    run for one more; backed off, it leaves the switch to the probe; marked slow while on the
+    main lane, it passes the run to the slow lane; stopped by its time limit, it marks the
+    switch slow and queues the rest of the work there."""
     deploy = mode == outbox.DEPLOY
     coalescer = _coalescer()
     coalescer.release(switch_id, str(self.request.id))  # a change from now on queues another
-    reconciler = _reconciler(self)
+    slow_switches = _slow_switches()
+    on_slow_lane = _on_slow_lane(self)
+    if not on_slow_lane and slow_switches.is_slow(switch_id):
+        queue_reconcile(switch_id, deploy=deploy)
+        return {"switch_id": switch_id, "outcome": "passed to the slow lane"}
+    started = time.monotonic()
+    try:
+        report = _reconcile(self, coalescer, switch_id, deploy)
+    except Exception as exc:
+        if not _stopped_by_time_limit(exc):
+            raise
+        # The reconciler closed the session and the switch lock on its way out; what the
+        # switch took meanwhile, the next run reads back.
+        took = time.monotonic() - started
+        logger.warning(
+            "switch %s: reconciliation stopped after %.1f s (time limit); going on in the "
+            "slow lane",
+            switch_id,
+            took,
+        )
+        slow_switches.mark(switch_id)
+        queue_reconcile(switch_id, deploy=deploy)
+        return {"switch_id": switch_id, "outcome": "time limit"}
+    quick = time.monotonic() - started < get_settings().reconcile_time_limit_s / 2
+    if on_slow_lane and quick and report.outcome is Outcome.APPLIED:
+        slow_switches.clear(switch_id)
+    return report.as_dict()
+
+
+def _stopped_by_time_limit(exc: BaseException) -> bool:
+    """Whether the task's soft time limit stopped the run: `SoftTimeLimitExceeded`, or what
+    the code it struck made of it (psycopg, interrupted in pipeline mode, raises an
+    OperationalError while handling it)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, SoftTimeLimitExceeded):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _reconcile(task: Task[Any, Any], coalescer: Coalescer, switch_id: int, deploy: bool) -> Report:
+    """One run of `reconcile_switch`, and the one more that a run finding the switch held,
+    or backed off, asked for."""
+    reconciler = _reconciler(task)
     report = reconciler.run(switch_id, deploy=deploy, wait=False)
     if report.outcome is Outcome.BUSY:
         # The run holding the switch may have read the database before this change: it runs
@@ -133,7 +203,7 @@ def reconcile_switch(
         again = coalescer.take_dirty(switch_id)
         if again is not None:
             queue_reconcile(switch_id, deploy=again)
-    return report.as_dict()
+    return report
 
 
 @celery_app.task

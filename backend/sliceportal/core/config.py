@@ -15,13 +15,17 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from sliceportal.core import signing
 from sliceportal.core.paths import FRONTEND_DIST, P4_BUILD, P4INFO_PATH
+
+TASK_TIME_LIMIT_GRACE_S = 3.0
+"""From a task's soft time limit to its hard one (the pool process is killed): the time it has
+to give up the switch (its StreamChannel, its advisory lock) and queue its next run."""
 
 DEFAULT_SWITCH_NETWORKS = (
     "127.0.0.0/8",
@@ -128,6 +132,16 @@ class Settings(BaseSettings):
     seconds is found within about min(T, this) seconds plus one probe interval."""
     outbox_dispatch_interval_s: float = Field(default=5.0, gt=0)
     task_visibility_timeout_s: int = Field(default=60, ge=1)
+    reconcile_time_limit_s: float = Field(default=10.0, gt=0)
+    """Soft time limit of a reconciliation on the main lane (queue `celery`). A run that
+    exceeds it is stopped, its switch is moved to the slow lane and the run goes on there, so
+    a slow switch holds a process of the main worker at most this long (docs/controlplane.md,
+    "Lanes"). Keep it above a healthy switch's full push (1 to 2 s for 10,000 entries)."""
+    slow_reconcile_time_limit_s: float = Field(default=45.0, gt=0)
+    """Soft time limit of a reconciliation on the slow lane (queue `slow-switches`): a longer
+    run is stopped and queued again behind the other slow switches. With the grace
+    (`TASK_TIME_LIMIT_GRACE_S`) it must stay below `task_visibility_timeout_s`, else Redis
+    would deliver a run that is still going a second time."""
     bootstrap_switches: str = ""
     # Telemetry and alerts (docs/telemetry.md).
     telemetry_poll_interval_s: float = Field(default=1.0, ge=0.05, le=60)
@@ -164,6 +178,20 @@ class Settings(BaseSettings):
     report_interval_s: float = Field(default=86400.0, ge=60)
     report_growth_percent: float = Field(default=5.0, ge=0, le=1000)
     report_horizon_months: int = Field(default=24, ge=1, le=120)
+
+    @model_validator(mode="after")
+    def _time_limits_within_visibility(self) -> Settings:
+        """A run must end (its hard limit) before Redis gives its message to another worker,
+        and the slow lane exists to let runs go on longer than the main lane allows."""
+        if self.slow_reconcile_time_limit_s < self.reconcile_time_limit_s:
+            raise ValueError("slow_reconcile_time_limit_s must be at least reconcile_time_limit_s")
+        hard_limit = self.slow_reconcile_time_limit_s + TASK_TIME_LIMIT_GRACE_S
+        if hard_limit >= self.task_visibility_timeout_s:
+            raise ValueError(
+                f"slow_reconcile_time_limit_s + {TASK_TIME_LIMIT_GRACE_S:g} s (its hard limit) "
+                f"must be below task_visibility_timeout_s ({self.task_visibility_timeout_s} s)"
+            )
+        return self
 
     @field_validator("database_url")
     @classmethod

@@ -356,7 +356,12 @@ class SwitchSession:
         except DecodeError as exc:
             raise SwitchError(f"{what}: malformed response: {exc}") from None
 
-    def close(self) -> None:
+    def close(self, *, at_once: bool = False) -> None:
+        """Close the stream (the switch ends it), then the channel; `at_once` closes the
+        channel first, cancelling every call in flight, for a run stopped from outside that
+        must not wait for a slow switch."""
+        if at_once:
+            self._channel.close()
         with self._lock:
             if self.closed:
                 return
@@ -423,11 +428,12 @@ class SessionPool:
             previous.close()
         return session
 
-    def drop(self, switch_id: int) -> None:
+    def drop(self, switch_id: int, *, at_once: bool = False) -> None:
+        """Forget the switch's session and close it (`SwitchSession.close`)."""
         with self._lock:
             session = self._sessions.pop(switch_id, None)
         if session is not None:
-            session.close()
+            session.close(at_once=at_once)
 
     def close(self) -> None:
         with self._lock:
