@@ -1,5 +1,5 @@
 """Samples in PostgreSQL: appended with COPY, read back over time ranges at any resolution,
-downsampled to one row per minute after a configurable age, and deleted after the retention.
+and folded into one row per minute (`db.partitions` decides when, by partition).
 
 Rows hold counts (``domain.telemetry.COLUMNS``), so every coarser view is a SUM in SQL: a
 one-minute row is exactly the sum of its samples, and a history bucket of any width is the sum
@@ -406,16 +406,13 @@ def newer_sums(
 
 _MINUTE_END = "date_bin('1 minute', t - interval '1 microsecond', :epoch) + interval '1 minute'"
 """The end of the minute a row belongs to: minutes are (start, end], like a sample's interval."""
-_DOWNSAMPLE = sa.text(
-    f"""
-WITH moved AS (
-    DELETE FROM telemetry_samples WHERE NOT downsampled AND t <= :cutoff RETURNING *
-)
+_MINUTE_ROWS = f"""
+{{moving}}
 INSERT INTO telemetry_samples ({", ".join(COPY_COLUMNS)})
 SELECT slice_id, {_MINUTE_END}, switch_id, true, hist_target,
        sum(interval_s), {_sums("")}, {_hist_sums("vq_hist")}, {_hist_sums("rq_hist")},
        bool_or(counters_reset), NULL, NULL, NULL, NULL
-FROM moved
+FROM {{source}}
 GROUP BY slice_id, switch_id, hist_target, {_MINUTE_END}
 ON CONFLICT (slice_id, t, switch_id, downsampled, hist_target) DO UPDATE SET
     interval_s = telemetry_samples.interval_s + excluded.interval_s,
@@ -423,24 +420,39 @@ ON CONFLICT (slice_id, t, switch_id, downsampled, hist_target) DO UPDATE SET
     {_hist_add("vq_hist")}, {_hist_add("rq_hist")},
     counters_reset = telemetry_samples.counters_reset OR excluded.counters_reset
 """
-)
+"""One row per slice, switch, histogram target and minute of the raw rows of ``source``
+(stamped with the minute's end: histograms counted on different edges are never added),
+added to a minute row already there."""
 
 
-def downsample(session: Session, now: dt.datetime, after_s: int) -> int:
-    """Replace the raw samples of every whole minute older than ``after_s`` by one row per
-    slice, switch, histogram target and minute (stamped with the minute's end: histograms
-    counted on different edges are never added), in one statement: running it
-    twice, or in two workers at once, moves each sample once. Returns the minute rows
-    written; the caller commits."""
-    cutoff = EPOCH + (now - dt.timedelta(seconds=after_s) - EPOCH) // MINUTE * MINUTE
-    result = session.execute(_DOWNSAMPLE, {"cutoff": cutoff, "epoch": EPOCH})
-    # The polls of samples downsampled are no longer needed to refuse a second reading.
+def fold_into_minutes(session: Session | sa.Connection, table: str) -> int:
+    """Write the minute rows of every raw sample in ``table`` (a partition of
+    `telemetry_samples_raw`, which the caller then drops). Returns the minute rows written."""
+    result = session.execute(
+        sa.text(_MINUTE_ROWS.format(moving="", source=table)), {"epoch": EPOCH}
+    )
+    return result.rowcount  # type: ignore[attr-defined, no-any-return]
+
+
+def fold_stragglers(session: Session | sa.Connection, table: str, cutoff: dt.datetime) -> int:
+    """Move the raw samples of ``table`` (the DEFAULT partition of `telemetry_samples_raw`,
+    which holds only samples outside every partition: a few, late or far off) up to
+    ``cutoff`` into minute rows, in one statement: running it twice, or in two workers at
+    once, moves each sample once. Returns the minute rows written."""
+    moving = f"WITH moved AS (DELETE FROM {table} WHERE t <= :cutoff RETURNING *)"
+    result = session.execute(
+        sa.text(_MINUTE_ROWS.format(moving=moving, source="moved")),
+        {"epoch": EPOCH, "cutoff": cutoff},
+    )
+    return result.rowcount  # type: ignore[attr-defined, no-any-return]
+
+
+def forget_polls(session: Session | sa.Connection, cutoff: dt.datetime) -> None:
+    """Delete the polls up to ``cutoff``: polls only refuse a second reading of a recent
+    period, and these samples are being downsampled."""
     session.execute(sa.delete(TelemetryPoll).where(TelemetryPoll.t <= cutoff))
-    return result.rowcount  # type: ignore[attr-defined, no-any-return]
 
 
-def expire(session: Session, now: dt.datetime, retention_s: int) -> int:
-    """Delete the rows older than the retention; the caller commits."""
-    before = now - dt.timedelta(seconds=retention_s)
-    result = session.execute(sa.delete(TelemetrySample).where(TelemetrySample.t < before))
-    return result.rowcount  # type: ignore[attr-defined, no-any-return]
+def minute_cutoff(now: dt.datetime, after_s: int) -> dt.datetime:
+    """The end of the last whole minute older than ``after_s``."""
+    return EPOCH + (now - dt.timedelta(seconds=after_s) - EPOCH) // MINUTE * MINUTE
