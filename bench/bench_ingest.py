@@ -171,20 +171,21 @@ def write(
 
 def read(url: str, end: dt.datetime, go: Event, stop: Event, results: mp.Queue[list]) -> None:
     """A reader process: histories of random slices of switch 1, back to back, until `stop`;
-    each (finished at, seconds taken)."""
-    engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
-    taken: list[tuple[float, float]] = []
+    each (finished at, seconds taken, CPU seconds of this process: SQLAlchemy and psycopg
+    turning the rows into records)."""
+    engine = sa.create_engine(url, pool_size=1)
+    taken: list[tuple[float, float, float]] = []
     rng = random.Random(os.getpid())
     go.wait()
     with Session(engine) as session:
         while not stop.is_set():
             slice_id = rng.randint(1, HISTORY_SLICES)
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.process_time()
             rows = store.history(session, slice_id, end - HOUR, end, 4)
             session.rollback()
             done = time.perf_counter()
             assert rows, "the history is empty"
-            taken.append((done, done - began))
+            taken.append((done, done - began, time.process_time() - cpu))
     engine.dispose()
     results.put(taken)
 
@@ -201,7 +202,7 @@ def prefill(engine: sa.Engine, now: dt.datetime) -> None:
         session.commit()
 
 
-def idle_history(url: str, end: dt.datetime, seconds: float) -> list[float]:
+def idle_history(url: str, end: dt.datetime, seconds: float) -> list[tuple[float, float, float]]:
     go, stop = mp.Event(), mp.Event()
     results: mp.Queue[list] = mp.Queue()
     reader = mp.Process(target=read, args=(url, end, go, stop, results))
@@ -209,7 +210,7 @@ def idle_history(url: str, end: dt.datetime, seconds: float) -> list[float]:
     go.set()
     time.sleep(seconds)
     stop.set()
-    taken = [took for _, took in results.get(timeout=120)]
+    taken = results.get(timeout=120)
     reader.join()
     return taken
 
@@ -229,7 +230,13 @@ def bench_ingest(url: str, args: argparse.Namespace) -> None:
     prefill(engine, now)
     print(f"history of {HISTORY_SLICES} slices: an hour of samples each ({3600} rows)")
     idle = idle_history(url, now + dt.timedelta(seconds=3 * args.seconds), min(5.0, args.seconds))
-    print(f"history, idle: {percentiles(idle)}")
+    print(f"history, idle: {percentiles([took for _, took, _ in idle])}")
+    python = statistics.median(cpu for _, _, cpu in idle)
+    print(
+        f"  of which Python (SQLAlchemy, psycopg, records): p50 {python * 1e3:.1f} ms; "
+        "the rest is PostgreSQL (an index scan and a heap page per row of the slice: its "
+        "rows of an hour lie among all the others') and waiting for a core"
+    )
 
     go, stop = mp.Event(), mp.Event()
     written: mp.Queue[WriterResult] = mp.Queue()
@@ -280,7 +287,7 @@ def bench_ingest(url: str, args: argparse.Namespace) -> None:
     samples = sum(r.samples for r in results)
     polls = sum(r.polls for r in results)
     rate = samples / elapsed
-    during = [took for done, took in taken if done <= began + elapsed]
+    during = [took for done, took, _ in taken if done <= began + elapsed]
     print(f"{maintenance[0][1] - maintenance[0][0]:.2f} s" if maintenance else "")
     print(
         f"ingest: {samples:,} samples in {elapsed:.1f} s = {rate:,.0f} samples/s "
@@ -290,7 +297,7 @@ def bench_ingest(url: str, args: argparse.Namespace) -> None:
     print(f"history, during ingest: {percentiles(during)}")
     if maintenance:
         start, end = maintenance[0]
-        around = [took for done, took in taken if start <= done <= end + 1.0]
+        around = [took for done, took, _ in taken if start <= done <= end + 1.0]
         print(f"history, while downsampling (and 1 s after): {percentiles(around)}")
     copy_s = sum(r.copy_s for r in results)
     commit_s = sum(r.commit_s for r in results)
@@ -304,7 +311,9 @@ def bench_ingest(url: str, args: argparse.Namespace) -> None:
     print(
         f"CPU per sample: writers (formatting, psycopg) {client / samples * 1e6:.1f} us, "
         f"their PostgreSQL backends (COPY) {server / samples * 1e6:.1f} us; "
-        f"{(client + server) / elapsed:.2f} of {os.cpu_count()} cores busy with the ingest"
+        f"{(client + server) / elapsed:.2f} of {os.cpu_count()} cores busy with the ingest "
+        f"(load average {os.getloadavg()[0]:.1f}): {samples / (client + server):,.0f} samples "
+        "per CPU second"
     )
     print(f"WAL: {wal / samples:.0f} bytes a sample, {wal / elapsed / 1e6:.0f} MB/s")
     engine.dispose()
@@ -399,6 +408,7 @@ def main() -> None:
         help="do not downsample the previous hour half-way through",
     )
     args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     print(
         f"{args.switches} switches x {args.slices:,} slices = "
         f"{args.switches * args.slices:,} samples per period; {args.seconds:.0f} s of ingest"

@@ -485,6 +485,7 @@ SELECT slice_id, {_MINUTE_END}, switch_id, true, hist_target,
        bool_or(counters_reset), NULL, NULL, NULL, NULL
 FROM {{source}}
 GROUP BY slice_id, switch_id, hist_target, {_MINUTE_END}
+ORDER BY slice_id, switch_id, hist_target, {_MINUTE_END}
 ON CONFLICT (slice_id, t, switch_id, downsampled, hist_target) DO UPDATE SET
     interval_s = telemetry_samples.interval_s + excluded.interval_s,
     {", ".join(f"{n} = telemetry_samples.{n} + excluded.{n}" for n in PAIR_COLUMNS)},
@@ -493,7 +494,8 @@ ON CONFLICT (slice_id, t, switch_id, downsampled, hist_target) DO UPDATE SET
 """
 """One row per slice, switch, histogram target and minute of the raw rows of ``source``
 (stamped with the minute's end: histograms counted on different edges are never added),
-added to a minute row already there."""
+added to a minute row already there. Written in slice order, so that a slice's minute rows
+of an hour share a page or two (its raw samples lie a page apart, among the other slices')."""
 
 
 def fold_into_minutes(session: Session | sa.Connection, table: str) -> int:
