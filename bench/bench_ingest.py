@@ -357,7 +357,7 @@ def bench_breakdown(url: str, polls: int, slices: int) -> None:
                     sa.text(f"CREATE INDEX ON {schema}.telemetry_samples USING brin (t)")
                 )
     print(f"where a poll of {slices:,} samples goes ({polls} polls each, one writer):")
-    for i, name in enumerate([*VARIANTS, "partitioned (0019)"]):
+    for i, name in enumerate([*VARIANTS, "partitioned (0020)"]):
         schema = f"variant_{i}" if name in VARIANTS else "public"
         copy_s = commit_s = 0.0
         with Session(engine) as session:

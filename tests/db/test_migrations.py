@@ -569,7 +569,7 @@ def test_0016_keeps_abc_s_state_as_an_object_of_raw_samples_and_the_ones_before_
         embedded.drop_database(postgres_server_url, name)
 
 
-def test_0019_moves_the_samples_stored_into_partitions_and_its_downgrade_back(
+def test_0020_moves_the_samples_stored_into_partitions_and_its_downgrade_back(
     postgres_server_url: str,
 ) -> None:
     """Raw samples land in the partition of their hour, minute rows in that of their day, a
@@ -579,13 +579,13 @@ def test_0019_moves_the_samples_stored_into_partitions_and_its_downgrade_back(
     url = embedded.create_database(postgres_server_url, name)
     rows = "SELECT t, downsampled, forwarded_bytes FROM telemetry_samples ORDER BY t, downsampled"
     try:
-        upgrade(url, "0018")
+        upgrade(url, "0019")
         with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
             for minute, downsampled in ((1, "true"), (30, "false"), (0, "false")):
                 conn.execute(_sample_0013(minute, downsampled))
             conn.execute(_sample_0013(0, "false").replace("12:00:00", "13:00:00"))
             stored = conn.execute(rows).fetchall()
-            upgrade(url, "0019")
+            upgrade(url, "0020")
             assert conn.execute(rows).fetchall() == stored
             where = conn.execute(
                 "SELECT to_char(t, 'HH24:MI'), downsampled, tableoid::regclass::text "
@@ -605,7 +605,7 @@ def test_0019_moves_the_samples_stored_into_partitions_and_its_downgrade_back(
             assert conn.execute(
                 "SELECT tableoid::regclass::text FROM telemetry_samples WHERE t >= '2030-01-01'"
             ).fetchall() == [("telemetry_samples_raw_default",)]
-            downgrade(url, "0018")
+            downgrade(url, "0019")
             assert conn.execute(rows).fetchall()[:4] == stored
             assert conn.execute(
                 "SELECT relkind FROM pg_class WHERE relname = 'telemetry_samples'"

@@ -39,6 +39,6 @@ def test_the_ingest_benchmark_runs(postgres_server_url: str) -> None:
         "history, during ingest: p50",
         "downsampled half-way",
         "CPU per sample",
-        "partitioned (0019): ",
+        "partitioned (0020): ",
     ):
         assert line in result.stdout, result.stdout

@@ -1,4 +1,4 @@
-"""Samples are partitioned by time (migration 0019, `db.partitions`): partitions are made
+"""Samples are partitioned by time (migration 0020, `db.partitions`): partitions are made
 ahead, a partition holds `(start, end]` like a sample's interval, downsampling folds a whole
 raw partition into minute rows and drops it, retention drops whole partitions.
 

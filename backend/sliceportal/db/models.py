@@ -641,7 +641,7 @@ class TelemetrySample(Base):
     The primary key serves time-range queries per slice; the BRIN index on `t` serves the
     scans by age within a partition (the newest samples, for Prometheus).
 
-    Partitioned (migration 0019) by `downsampled`, then by time: `db.partitions` makes,
+    Partitioned (migration 0020) by `downsampled`, then by time: `db.partitions` makes,
     downsamples and drops the partitions, which autogenerate neither makes nor compares.
     """
 

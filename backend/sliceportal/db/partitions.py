@@ -1,4 +1,4 @@
-"""Time partitions of `telemetry_samples` (migration 0019, docs/telemetry.md "Partitions"):
+"""Time partitions of `telemetry_samples` (migration 0020, docs/telemetry.md "Partitions"):
 made ahead, downsampled and expired whole, so that neither rewrites nor vacuums rows.
 
 `telemetry_samples` is partitioned by LIST (downsampled) into `telemetry_samples_raw` (raw
