@@ -3,11 +3,15 @@
 
 A transaction-level advisory lock serialises concurrent upgrades (several API workers starting
 at once); compare_type/compare_server_default make `alembic check` catch type and default drift.
+Partitions are left out of the comparison: the models declare the partitioned tables, and
+`db.partitions` makes their partitions as time goes by.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from logging.config import fileConfig
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import context
@@ -28,6 +32,18 @@ def database_url() -> str:
     return str(url) if url else get_settings().database_url
 
 
+_PARTITIONS = sa.text("SELECT relname FROM pg_class WHERE relispartition")
+
+
+def not_a_partition(partitions: set[str]) -> Callable[[str | None, str, Any], bool]:
+    """Alembic's `include_name`: every table but the partitions named in ``partitions``."""
+
+    def include(name: str | None, type_: str, _parents: Any) -> bool:
+        return not (type_ == "table" and name in partitions)
+
+    return include
+
+
 def run_migrations_offline() -> None:
     context.configure(
         url=database_url(),
@@ -43,11 +59,14 @@ def run_migrations_offline() -> None:
 def run_migrations_online() -> None:
     engine = sa.create_engine(database_url(), poolclass=sa.pool.NullPool)
     with engine.connect() as connection:
+        partitions = set(connection.scalars(_PARTITIONS))
+        connection.commit()  # the migrations run in a transaction of their own
         context.configure(
             connection=connection,
             target_metadata=target_metadata,
             compare_type=True,
             compare_server_default=True,
+            include_name=not_a_partition(partitions),
         )
         with context.begin_transaction():
             connection.execute(sa.select(sa.func.pg_advisory_xact_lock(MIGRATION_LOCK_KEY)))

@@ -6,7 +6,7 @@ import uuid
 import psycopg
 import pytest
 from alembic import command
-from sqlalchemy import create_engine, inspect, select
+from sqlalchemy import Engine, create_engine, inspect, select, text
 from sqlalchemy.orm import Session
 
 from sliceportal.controlplane.desired import intents
@@ -21,6 +21,15 @@ def test_models_and_migrations_agree(migrated_url: str) -> None:
     command.check(alembic_config(migrated_url))
 
 
+def tables(engine: Engine) -> set[str]:
+    """The tables of the database, without the partitions of `telemetry_samples`."""
+    with engine.connect() as connection:
+        partitions = set(
+            connection.scalars(text("SELECT relname FROM pg_class WHERE relispartition"))
+        )
+    return set(inspect(engine).get_table_names()) - partitions
+
+
 def test_downgrade_and_upgrade_again(postgres_server_url: str) -> None:
     name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
     url = embedded.create_database(postgres_server_url, name)
@@ -28,11 +37,9 @@ def test_downgrade_and_upgrade_again(postgres_server_url: str) -> None:
         upgrade(url)
         downgrade(url, "base")
         engine = create_engine(url)
-        assert set(inspect(engine).get_table_names()) == {"alembic_version"}
+        assert tables(engine) == {"alembic_version"}
         upgrade(url)
-        assert set(inspect(engine).get_table_names()) == set(Base.metadata.tables) | {
-            "alembic_version"
-        }
+        assert tables(engine) == set(Base.metadata.tables) | {"alembic_version"}
         engine.dispose()
     finally:
         embedded.drop_database(postgres_server_url, name)
@@ -558,5 +565,52 @@ def test_0016_keeps_abc_s_state_as_an_object_of_raw_samples_and_the_ones_before_
                 "WHERE table_name = 'telemetry_samples' AND column_name = 'abc'"
             ).fetchall()
             assert columns == []
+    finally:
+        embedded.drop_database(postgres_server_url, name)
+
+
+def test_0020_moves_the_samples_stored_into_partitions_and_its_downgrade_back(
+    postgres_server_url: str,
+) -> None:
+    """Raw samples land in the partition of their hour, minute rows in that of their day, a
+    sample stamped on the hour in the hour it ends; every constraint still holds; a downgrade
+    gives one table of the same rows."""
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    rows = "SELECT t, downsampled, forwarded_bytes FROM telemetry_samples ORDER BY t, downsampled"
+    try:
+        upgrade(url, "0019")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            for minute, downsampled in ((1, "true"), (30, "false"), (0, "false")):
+                conn.execute(_sample_0013(minute, downsampled))
+            conn.execute(_sample_0013(0, "false").replace("12:00:00", "13:00:00"))
+            stored = conn.execute(rows).fetchall()
+            upgrade(url, "0020")
+            assert conn.execute(rows).fetchall() == stored
+            where = conn.execute(
+                "SELECT to_char(t, 'HH24:MI'), downsampled, tableoid::regclass::text "
+                "FROM telemetry_samples ORDER BY t, downsampled"
+            ).fetchall()
+            assert where == [
+                ("12:00", False, "telemetry_samples_raw_20261126_110000"),
+                ("12:01", True, "telemetry_samples_minute_20261126_000000"),
+                ("12:30", False, "telemetry_samples_raw_20261126_120000"),
+                ("13:00", False, "telemetry_samples_raw_20261126_120000"),
+            ]
+            with pytest.raises(psycopg.errors.UniqueViolation, match="raw_20261126_120000_pkey"):
+                conn.execute(_sample_0013(30, "false"))  # the partition's part of the key
+            with pytest.raises(psycopg.errors.CheckViolation, match="abc_state"):
+                conn.execute(_sample_0013(31, "true", abc="'{}'"))
+            conn.execute(_sample_0013(0, "false").replace("2026-11-26 12:00", "2030-01-01 00:00"))
+            assert conn.execute(
+                "SELECT tableoid::regclass::text FROM telemetry_samples WHERE t >= '2030-01-01'"
+            ).fetchall() == [("telemetry_samples_raw_default",)]
+            downgrade(url, "0019")
+            assert conn.execute(rows).fetchall()[:4] == stored
+            assert conn.execute(
+                "SELECT relkind FROM pg_class WHERE relname = 'telemetry_samples'"
+            ).fetchone() == ("r",)
+            with pytest.raises(psycopg.errors.UniqueViolation, match="pk_telemetry_samples"):
+                conn.execute(_sample_0013(30, "false"))
     finally:
         embedded.drop_database(postgres_server_url, name)

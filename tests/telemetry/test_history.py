@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from sliceportal.db import partitions
 from sliceportal.db import samples as store
 from sliceportal.db.models import TelemetrySample
 from sliceportal.domain import dataplane as dp
@@ -25,6 +26,11 @@ ROWS_ONLY = 7_000_007
 into the table, not mixed with the samples of slices other tests create."""
 TARGET = dp.histogram_target(0.02)
 """The samples' histogram target unless said: edges 1.25, 2.5, 5, 10, 15, 17.5, 20 ms."""
+
+
+def downsample(db: sessionmaker[Session], now: dt.datetime) -> int:
+    """Downsampling as beat runs it: after an hour, raw partitions of an hour."""
+    return partitions.downsample(db.kw["bind"], now, 3600, dt.timedelta(hours=1))
 
 
 def counts(forwarded_packets: int, *, rq_bucket: int = 0) -> tuple[int, ...]:
@@ -173,9 +179,7 @@ def test_downsampling_folds_old_samples_into_exact_minute_rows(
     now = T0 + dt.timedelta(hours=1, minutes=2, seconds=40)  # the cutoff is 12:02:00
     before = history(client, viewer_headers, slice_id, start=T0, end=now, resolution=60)
     for _ in range(2):  # the second run finds nothing left to fold
-        with db() as session:
-            store.downsample(session, now, 3600)
-            session.commit()
+        downsample(db, now)
         # Samples up to 12:02:00 become the minutes (12:00, 12:01] and (12:01, 12:02] of 60
         # samples each; the 30 of the minute not yet whole stay raw.
         assert raw_and_minute_rows(db, slice_id) == (30, 2)
@@ -193,9 +197,7 @@ def test_downsampling_folds_old_samples_into_exact_minute_rows(
 def test_retention_deletes_old_rows(db: sessionmaker[Session], slice_id: int) -> None:
     add_samples(db, slice_id, T0, 10)
     add_samples(db, slice_id, T0 + dt.timedelta(days=8), 10)
-    with db() as session:
-        store.expire(session, T0 + dt.timedelta(days=8, seconds=30), 7 * 86400)
-        session.commit()
+    partitions.expire(db.kw["bind"], T0 + dt.timedelta(days=8, seconds=30), 7 * 86400)
     assert raw_and_minute_rows(db, slice_id) == (10, 0)
 
 
@@ -235,9 +237,8 @@ def test_histograms_of_different_targets_are_never_added(
     add_samples(db, slice_id, T1 + dt.timedelta(seconds=30), 90, target=thirty, rq_bucket=7)
     now = T1 + dt.timedelta(hours=1, minutes=2, seconds=40)
     before = history(client, viewer_headers, slice_id, start=T1, end=now, resolution=60)
+    downsample(db, now)
     with db() as session:
-        store.downsample(session, now, 3600)
-        session.commit()
         minutes = session.execute(
             select(TelemetrySample.t, TelemetrySample.hist_target, TelemetrySample.rq_hist)
             .where(TelemetrySample.slice_id == slice_id, TelemetrySample.t > T1)
@@ -292,9 +293,7 @@ def raw_then_summed(
     )["data"]
     (summed,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=60)["data"]
     assert summed[field] is None and summed["downsampled"]
-    with db() as session:
-        store.downsample(session, T1 + dt.timedelta(hours=2), 3600)
-        session.commit()
+    downsample(db, T1 + dt.timedelta(hours=2))
     (minute,) = history(client, viewer_headers, slice_id, start=T1, end=end, resolution=1)["data"]
     assert minute[field] is None and minute["downsampled"]
     return raw

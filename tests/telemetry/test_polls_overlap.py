@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
+from sliceportal.db import partitions
 from sliceportal.db import samples as store
 from sliceportal.domain.telemetry import COLUMNS
 
@@ -82,9 +83,8 @@ def test_downsampling_forgets_the_polls_of_the_samples_it_moves(
     old = now - dt.timedelta(hours=2)
     _store(db, switch_id, [slice_id], old, 1.0)
     _store(db, switch_id, [slice_id], now, 1.0)
+    partitions.downsample(db.kw["bind"], now, 3600, dt.timedelta(hours=1))
     with db() as session:
-        store.downsample(session, now, 3600)
-        session.commit()
         polls = session.scalars(
             sa.text("SELECT t FROM telemetry_polls WHERE switch_id = :s"), {"s": switch_id}
         ).all()

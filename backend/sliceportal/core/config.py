@@ -153,7 +153,14 @@ class Settings(BaseSettings):
     telemetry_refresh_s: float = Field(default=5.0, gt=0)
     """How often the poller re-reads switches, slices, SLAs and analytical bounds."""
     telemetry_downsample_after_s: int = Field(default=3600, ge=60)
+    """Raw samples are folded into minute rows by partition, once their whole partition is
+    older than this: each is kept this long and at most `telemetry_partition_s` longer."""
     telemetry_retention_s: int = Field(default=7 * 86400, ge=3600)
+    """Rows are dropped by partition, once their whole partition is older than this: minute
+    rows are kept this long and at most a day longer."""
+    telemetry_partition_s: int = Field(default=3600, ge=60, le=86400)
+    """The span of a raw samples' partition (docs/telemetry.md "Partitions"): whole minutes
+    that divide a day, so that partitions align on days and hold whole minutes."""
     stream_keepalive_s: float = Field(default=15.0, gt=0)
     # Prometheus (docs/telemetry.md, "Prometheus").
     metrics_max_slices: int = Field(default=1000, ge=0)
@@ -192,6 +199,13 @@ class Settings(BaseSettings):
                 f"must be below task_visibility_timeout_s ({self.task_visibility_timeout_s} s)"
             )
         return self
+
+    @field_validator("telemetry_partition_s")
+    @classmethod
+    def _whole_minutes_dividing_a_day(cls, span_s: int) -> int:
+        if span_s % 60 or 86400 % span_s:
+            raise ValueError("must be whole minutes that divide a day (60, 300, 3600, …)")
+        return span_s
 
     @field_validator("database_url")
     @classmethod

@@ -725,8 +725,11 @@ class TelemetrySample(Base):
 
     No foreign keys: the poller appends thousands of rows a second (a key check each), and
     deleting a slice must not wait for its history to be deleted; retention removes the rows.
-    The primary key serves time-range queries per slice; the BRIN index on `t` serves
-    downsampling and retention, which scan by age.
+    The primary key serves time-range queries per slice; the BRIN index on `t` serves the
+    scans by age within a partition (the newest samples, for Prometheus).
+
+    Partitioned (migration 0020) by `downsampled`, then by time: `db.partitions` makes,
+    downsamples and drops the partitions, which autogenerate neither makes nor compares.
     """
 
     __tablename__ = "telemetry_samples"
@@ -745,6 +748,7 @@ class TelemetrySample(Base):
         sa.CheckConstraint(
             "abc IS NULL OR (jsonb_typeof(abc) = 'object' AND NOT downsampled)", name="abc_state"
         ),
+        {"postgresql_partition_by": "LIST (downsampled)"},
     )
 
     slice_id: Mapped[int] = mapped_column(primary_key=True)

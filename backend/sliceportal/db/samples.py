@@ -1,5 +1,5 @@
 """Samples in PostgreSQL: appended with COPY, read back over time ranges at any resolution,
-downsampled to one row per minute after a configurable age, and deleted after the retention.
+and folded into one row per minute (`db.partitions` decides when, by partition).
 
 Rows hold counts (``domain.telemetry.COLUMNS``), so every coarser view is a SUM in SQL: a
 one-minute row is exactly the sum of its samples, and a history bucket of any width is the sum
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,26 +70,6 @@ class SampleRecord:
     abc: dict[str, Any] | None = None
     """ABC's state at the reading (`domain.telemetry.abc_json`): an abc slice's raw sample,
     where the switch reads registers."""
-
-    def copy_values(self) -> tuple[Any, ...]:
-        """Its row for COPY (`_copy_lines`)."""
-        registers = None if self.registers is None else json.dumps(self.registers)
-        dropping, count = _NO_CODEL if self.codel is None else _codel_text(*self.codel)
-        abc = None if self.abc is None else json.dumps(self.abc)
-        return (
-            self.slice_id,
-            self.t.isoformat(),
-            self.switch_id,
-            _BOOL[self.downsampled],
-            self.hist_target,
-            self.interval_s,
-            *self.counts,
-            _BOOL[self.counters_reset],
-            _copy_text(registers),
-            dropping,
-            count,
-            _copy_text(abc),
-        )
 
 
 def metrics_of(records: Sequence[SampleRecord]) -> BatchMetrics:
@@ -150,9 +131,28 @@ def sample_json(heads: Sequence[SampleHead], metrics: BatchMetrics) -> list[str]
     ]
 
 
-def insert_samples(session: Session, records: Iterable[SampleRecord]) -> int:
+def insert_samples(session: Session, samples: Iterable[SampleRecord]) -> int:
     """Append samples with COPY, in the session's transaction. Returns how many were written."""
-    return _copy_lines(session, [record.copy_values() for record in records])
+    records = list(samples)
+    return _copy(
+        session,
+        slice_ids=[r.slice_id for r in records],
+        times=[_micros(r.t) for r in records],
+        switch_ids=[r.switch_id for r in records],
+        downsampled=[r.downsampled for r in records],
+        hist_targets=[r.hist_target for r in records],
+        intervals=[r.interval_s for r in records],
+        counts=np.array([r.counts for r in records], dtype=np.int64).reshape(len(records), -1),
+        resets=[r.counters_reset for r in records],
+        states=[
+            _state(
+                None if r.registers is None else json.dumps(r.registers),
+                r.codel,
+                None if r.abc is None else json.dumps(r.abc),
+            )
+            for r in records
+        ],
+    )
 
 
 _POLL = sa.text("INSERT INTO telemetry_polls (switch_id, t, interval_s) VALUES (:s, :t, :i)")
@@ -179,81 +179,152 @@ def insert_batch(
     codel: npt.NDArray[np.int64] | None = None,
     abc: Sequence[str] | None = None,
 ) -> int:
-    """`insert_samples` of one poll of one switch, from its columns (`t` in ISO 8601,
-    `registers` as JSON text, `codel` as `domain.telemetry.codel_readings`, `abc` as
+    """`insert_samples` of one poll of one switch, from its columns (`t` in ISO 8601 with its
+    zone, `registers` as JSON text, `codel` as `domain.telemetry.codel_readings`, `abc` as
     `domain.telemetry.abc_json`, "null" for none): no object per sample."""
-    rows = counts.tolist()
-    targets = hist_targets.tolist()
-    no_registers = _copy_text(None)
-    states = (
-        [_NO_CODEL] * len(slice_ids)
-        if codel is None
-        else [
-            _NO_CODEL if count == NO_CODEL else _codel_text(bool(dropping), count)
-            for dropping, count in codel.tolist()
-        ]
-    )
-    return _copy_lines(
-        session,
-        [
-            (
-                slice_id,
-                t,
-                switch_id,
-                _BOOL[False],
-                targets[i],
-                intervals[i],
-                *rows[i],
-                _BOOL[resets[i]],
-                no_registers if registers is None else _copy_text(registers[i]),
-                *states[i],
-                no_registers if abc is None or abc[i] == "null" else _copy_text(abc[i]),
+    states = None
+    if registers is not None or codel is not None or abc is not None:
+        readings = [None] * len(slice_ids) if codel is None else codel.tolist()
+        states = [
+            _state(
+                None if registers is None else registers[i],
+                None
+                if reading is None or reading[1] == NO_CODEL
+                else (bool(reading[0]), reading[1]),
+                None if abc is None or abc[i] == "null" else abc[i],
             )
-            for i, slice_id in enumerate(slice_ids)
-        ],
+            for i, reading in enumerate(readings)
+        ]
+    return _copy(
+        session,
+        slice_ids=slice_ids,
+        times=_micros(dt.datetime.fromisoformat(t)),
+        switch_ids=switch_id,
+        downsampled=False,
+        hist_targets=hist_targets,
+        intervals=intervals,
+        counts=counts,
+        resets=resets,
+        states=states,
     )
 
 
-_BOOL = ("f", "t")
-_NO_CODEL = ("\\N", "\\N")
+# COPY's binary format: a header, then each row as a field count and each field as its length
+# and its value, big-endian (NULL: length -1), then a trailer. Every column but the last four
+# has a fixed size, so a batch's rows up to counters_reset are one numpy array filled by
+# columns; the four after it (registers, codel_dropping, codel_count, abc) are NULL in most
+# samples (`_NO_STATE`) and appended row by row otherwise.
+_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
+_TRAILER = b"\xff\xff"
+_PG_EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+_BIGINT_OID = 20
+_NULL = struct.pack(">i", -1)
+_NO_STATE = _NULL * 4
+_STATE_BYTES = len(_NO_STATE)
 
 
-def _codel_text(dropping: bool, count: int) -> tuple[str, str]:
-    """CoDel's state as the COPY text of codel_dropping and codel_count."""
-    return _BOOL[dropping], str(count)
+def _row_type() -> np.dtype[Any]:
+    """A row up to counters_reset, then the four NULLs of a sample without state."""
+    fields: list[tuple[Any, ...]] = [("fields", ">i2")]
+    for name, kind in (
+        ("slice_id", ">i4"),
+        ("t", ">i8"),
+        ("switch_id", ">i4"),
+        ("downsampled", "u1"),
+        ("hist_target", ">i8"),
+        ("interval_s", ">f8"),
+        *((name, ">i8") for name in PAIR_COLUMNS),
+    ):
+        fields += [(f"{name}_len", ">i4"), (name, kind)]
+    for name in HISTOGRAMS:
+        # One dimension, no NULLs, bigint elements, HIST_BUCKETS of them from index 1.
+        fields += [(f"{name}_len", ">i4"), (f"{name}_head", ">i4", (5,))]
+        fields += [(name, [("len", ">i4"), ("value", ">i8")], (c.HIST_BUCKETS,))]
+    fields += [("counters_reset_len", ">i4"), ("counters_reset", "u1")]
+    fields += [("state", ">i4", (4,))]
+    return np.dtype(fields)
 
 
-_HISTOGRAM = "{" + ",".join(["%d"] * c.HIST_BUCKETS) + "}"
-_LINE = (
-    "\t".join(
-        ["%d", "%s", "%d", "%s", "%d", "%s", *["%d"] * len(PAIR_COLUMNS), _HISTOGRAM, _HISTOGRAM]
-    )
-    + "\t%s\t%s\t%s\t%s\t%s\n"
-)
-"""A row of COPY_COLUMNS in COPY's text format."""
+_ROW = _row_type()
+_TEMPLATE = np.zeros(1, _ROW)
+"""A row's field count, lengths and array headers, which every row shares."""
+_TEMPLATE["fields"] = len(COPY_COLUMNS)
+for _name in _ROW.names or ():
+    if _name.endswith("_len"):
+        _TEMPLATE[_name] = _ROW[_name[: -len("_len")]].itemsize
+for _name in HISTOGRAMS:
+    _TEMPLATE[f"{_name}_len"] = 20 + 12 * c.HIST_BUCKETS
+    _TEMPLATE[f"{_name}_head"] = (1, 0, _BIGINT_OID, c.HIST_BUCKETS, 1)
+    _TEMPLATE[_name]["len"] = 8
+_TEMPLATE["state"] = -1
 
 
-def _copy_text(text: str | None) -> str:
-    """A value in COPY's text format: NULL as \\N, backslashes and line breaks escaped."""
+def _micros(moment: dt.datetime) -> int:
+    """A timestamptz as COPY's binary format holds it: microseconds since 2000 UTC (a time
+    without zone is taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return (moment - _PG_EPOCH) // dt.timedelta(microseconds=1)
+
+
+def _jsonb(text: str | None) -> bytes:
+    """A JSONB field: its length, format version 1 and the JSON text; or NULL."""
     if text is None:
-        return "\\N"
-    if "\\" in text or "\n" in text or "\r" in text or "\t" in text:
-        text = text.replace("\\", "\\\\").replace("\n", "\\n")
-        text = text.replace("\r", "\\r").replace("\t", "\\t")
-    return text
+        return _NULL
+    data = text.encode()
+    return struct.pack(">ib", len(data) + 1, 1) + data
 
 
-def _copy_lines(session: Session, rows: Sequence[tuple[Any, ...]]) -> int:
-    """Append rows (`SampleRecord.copy_values` layout: slice id, t, switch id, downsampled
-    and counters reset as t/f, histogram target, interval, the counts, registers as COPY text,
-    CoDel's dropping and count, ABC's state as COPY text) with one COPY of text formatted in
-    bulk: thousands a second, where an INSERT per row would not keep up and psycopg's
-    `write_row` costs tens of µs a row. Returns how many were written."""
+def _state(registers: str | None, codel: tuple[bool, int] | None, abc: str | None) -> bytes:
+    """The last four fields of a row: registers, CoDel's dropping and count, ABC's state."""
+    dropping_and_count = (
+        _NULL * 2 if codel is None else struct.pack(">ib iq", 1, codel[0], 8, codel[1])
+    )
+    return _jsonb(registers) + dropping_and_count + _jsonb(abc)
+
+
+def _copy(
+    session: Session,
+    *,
+    slice_ids: Sequence[int],
+    times: int | Sequence[int],
+    switch_ids: int | Sequence[int],
+    downsampled: bool | Sequence[bool],
+    hist_targets: Sequence[int] | npt.NDArray[np.int64],
+    intervals: Sequence[float],
+    counts: npt.NDArray[np.int64],
+    resets: Sequence[bool],
+    states: Sequence[bytes] | None,
+) -> int:
+    """Append rows, given by columns (a single value: the same for every row), with one COPY
+    in binary format (`_ROW`): no value is formatted as text by the client nor parsed by the
+    server, where text cost 8-10 µs a row in Python (bench/bench_ingest.py). Returns how many
+    were written."""
+    rows = np.repeat(_TEMPLATE, len(slice_ids))
+    rows["slice_id"] = slice_ids
+    rows["t"] = times
+    rows["switch_id"] = switch_ids
+    rows["downsampled"] = downsampled
+    rows["hist_target"] = hist_targets
+    rows["interval_s"] = intervals
+    for i, name in enumerate(PAIR_COLUMNS):
+        rows[name] = counts[:, i]
+    for i, name in enumerate(HISTOGRAMS):
+        first = len(PAIR_COLUMNS) + i * c.HIST_BUCKETS
+        rows[name]["value"] = counts[:, first : first + c.HIST_BUCKETS]
+    rows["counters_reset"] = resets
+    data = rows.tobytes()
+    if states is not None:  # the fixed part of each row, then its own state
+        size, fixed = _ROW.itemsize, _ROW.itemsize - _STATE_BYTES
+        data = b"".join(
+            [data[i * size : i * size + fixed] + state for i, state in enumerate(states)]
+        )
     raw = session.connection().connection.driver_connection
+    columns = ", ".join(COPY_COLUMNS)
     with raw.cursor() as cursor:  # type: ignore[union-attr]
-        with cursor.copy(f"COPY telemetry_samples ({', '.join(COPY_COLUMNS)}) FROM STDIN") as copy:
-            copy.write("".join([_LINE % row for row in rows]))
-    return len(rows)
+        with cursor.copy(f"COPY telemetry_samples ({columns}) FROM STDIN (FORMAT binary)") as copy:
+            copy.write(_HEADER + data + _TRAILER)
+    return len(slice_ids)
 
 
 # --- Reading history --------------------------------------------------------------------------
@@ -406,41 +477,55 @@ def newer_sums(
 
 _MINUTE_END = "date_bin('1 minute', t - interval '1 microsecond', :epoch) + interval '1 minute'"
 """The end of the minute a row belongs to: minutes are (start, end], like a sample's interval."""
-_DOWNSAMPLE = sa.text(
-    f"""
-WITH moved AS (
-    DELETE FROM telemetry_samples WHERE NOT downsampled AND t <= :cutoff RETURNING *
-)
+_MINUTE_ROWS = f"""
+{{moving}}
 INSERT INTO telemetry_samples ({", ".join(COPY_COLUMNS)})
 SELECT slice_id, {_MINUTE_END}, switch_id, true, hist_target,
        sum(interval_s), {_sums("")}, {_hist_sums("vq_hist")}, {_hist_sums("rq_hist")},
        bool_or(counters_reset), NULL, NULL, NULL, NULL
-FROM moved
+FROM {{source}}
 GROUP BY slice_id, switch_id, hist_target, {_MINUTE_END}
+ORDER BY slice_id, switch_id, hist_target, {_MINUTE_END}
 ON CONFLICT (slice_id, t, switch_id, downsampled, hist_target) DO UPDATE SET
     interval_s = telemetry_samples.interval_s + excluded.interval_s,
     {", ".join(f"{n} = telemetry_samples.{n} + excluded.{n}" for n in PAIR_COLUMNS)},
     {_hist_add("vq_hist")}, {_hist_add("rq_hist")},
     counters_reset = telemetry_samples.counters_reset OR excluded.counters_reset
 """
-)
+"""One row per slice, switch, histogram target and minute of the raw rows of ``source``
+(stamped with the minute's end: histograms counted on different edges are never added),
+added to a minute row already there. Written in slice order, so that a slice's minute rows
+of an hour share a page or two (its raw samples lie a page apart, among the other slices')."""
 
 
-def downsample(session: Session, now: dt.datetime, after_s: int) -> int:
-    """Replace the raw samples of every whole minute older than ``after_s`` by one row per
-    slice, switch, histogram target and minute (stamped with the minute's end: histograms
-    counted on different edges are never added), in one statement: running it
-    twice, or in two workers at once, moves each sample once. Returns the minute rows
-    written; the caller commits."""
-    cutoff = EPOCH + (now - dt.timedelta(seconds=after_s) - EPOCH) // MINUTE * MINUTE
-    result = session.execute(_DOWNSAMPLE, {"cutoff": cutoff, "epoch": EPOCH})
-    # The polls of samples downsampled are no longer needed to refuse a second reading.
+def fold_into_minutes(session: Session | sa.Connection, table: str) -> int:
+    """Write the minute rows of every raw sample in ``table`` (a partition of
+    `telemetry_samples_raw`, which the caller then drops). Returns the minute rows written."""
+    result = session.execute(
+        sa.text(_MINUTE_ROWS.format(moving="", source=table)), {"epoch": EPOCH}
+    )
+    return result.rowcount  # type: ignore[attr-defined, no-any-return]
+
+
+def fold_stragglers(session: Session | sa.Connection, table: str, cutoff: dt.datetime) -> int:
+    """Move the raw samples of ``table`` (the DEFAULT partition of `telemetry_samples_raw`,
+    which holds only samples outside every partition: a few, late or far off) up to
+    ``cutoff`` into minute rows, in one statement: running it twice, or in two workers at
+    once, moves each sample once. Returns the minute rows written."""
+    moving = f"WITH moved AS (DELETE FROM {table} WHERE t <= :cutoff RETURNING *)"
+    result = session.execute(
+        sa.text(_MINUTE_ROWS.format(moving=moving, source="moved")),
+        {"epoch": EPOCH, "cutoff": cutoff},
+    )
+    return result.rowcount  # type: ignore[attr-defined, no-any-return]
+
+
+def forget_polls(session: Session | sa.Connection, cutoff: dt.datetime) -> None:
+    """Delete the polls up to ``cutoff``: polls only refuse a second reading of a recent
+    period, and these samples are being downsampled."""
     session.execute(sa.delete(TelemetryPoll).where(TelemetryPoll.t <= cutoff))
-    return result.rowcount  # type: ignore[attr-defined, no-any-return]
 
 
-def expire(session: Session, now: dt.datetime, retention_s: int) -> int:
-    """Delete the rows older than the retention; the caller commits."""
-    before = now - dt.timedelta(seconds=retention_s)
-    result = session.execute(sa.delete(TelemetrySample).where(TelemetrySample.t < before))
-    return result.rowcount  # type: ignore[attr-defined, no-any-return]
+def minute_cutoff(now: dt.datetime, after_s: int) -> dt.datetime:
+    """The end of the last whole minute older than ``after_s``."""
+    return EPOCH + (now - dt.timedelta(seconds=after_s) - EPOCH) // MINUTE * MINUTE

@@ -47,7 +47,7 @@ from sliceportal.alerts.events import RecordedEvent
 from sliceportal.alerts.notify import enqueue_deliveries, publish_events
 from sliceportal.core.channels import Channels
 from sliceportal.core.config import Settings
-from sliceportal.db import leases
+from sliceportal.db import leases, partitions
 from sliceportal.db import samples as store
 from sliceportal.db.session import create_db_engine, create_sessionmaker
 from sliceportal.domain import p4constants as c
@@ -465,6 +465,8 @@ class Poller:
         )
         self.poller_id = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         """Its name in `telemetry_pollers` and `telemetry_leases`: unique per start."""
+        self._partition_span = dt.timedelta(seconds=settings.telemetry_partition_s)
+        self._partitions_until = dt.datetime.min.replace(tzinfo=dt.UTC)
         period = settings.telemetry_poll_interval_s
         self.lease_s = LEASE_PERIODS * period
         self.round_s = ROUND_PERIODS * period
@@ -542,6 +544,19 @@ class Poller:
             self._share_key = key
             self._share_ids = {i for i, poller in assignment.items() if poller == self.poller_id}
         return self._share_ids
+
+    def ensure_partitions(self) -> None:
+        """Make the partitions of the samples to come, when the ones made run out within a
+        span (`partitions.ensure_ahead`): the code that writes makes room for its rows."""
+        now = utcnow()
+        if now + self._partition_span < self._partitions_until:
+            return
+        try:
+            self._partitions_until = partitions.ensure_ahead(
+                self._engine, now, self._partition_span
+            )
+        except sa.exc.SQLAlchemyError as exc:  # tried again next round; DEFAULT holds samples
+            logger.warning("telemetry partitions not made: %s", exc)
 
     def _round_took(self, seconds: float) -> None:
         """Time a round (the inventory's re-read included, when due). One longer than its
@@ -649,6 +664,7 @@ class Poller:
                         refresh_at = started + self._settings.telemetry_refresh_s
                     self.lease_round(connection)
                     self._round_took(self._clock() - started)
+                    self.ensure_partitions()
                 except sa.exc.SQLAlchemyError as exc:
                     logger.warning("lease round failed: %s", exc)
                     if connection is not None:
