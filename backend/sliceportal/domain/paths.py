@@ -41,7 +41,7 @@ class PathError(ValueError):
 
 def check_path(path: Sequence[int], links: Mapping[int, PortLink]) -> None:
     """PathError unless `path` is a path: at least one known link, each one's cable reaching
-    the next one's switch, no switch twice."""
+    the next one's switch, no switch twice (nor a last link leading back to one)."""
     if not path:
         raise PathError(None, "a path names at least one link")
     seen: dict[int, int] = {}
@@ -69,6 +69,13 @@ def check_path(path: Sequence[int], links: Mapping[int, PortLink]) -> None:
                 f"link {link.name!r} leaves switch {link.switch_id} again (already at index "
                 f"{first}): a path crosses each switch once",
             )
+    last = links[path[-1]]
+    if last.far_switch_id in seen:
+        raise PathError(
+            len(path) - 1,
+            f"link {last.name!r} leads back to switch {last.far_switch_id} (index "
+            f"{seen[last.far_switch_id]}): a path crosses each switch once",
+        )
 
 
 def is_path(path: Sequence[int], links: Mapping[int, PortLink]) -> bool:

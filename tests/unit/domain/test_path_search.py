@@ -68,7 +68,8 @@ def test_check_path_accepts(path: tuple[int, ...]) -> None:
         ((1, 99), 1, "link 99 does not exist"),
         ((1, 7), 1, "leads to switch 2, not to switch 3"),
         ((11, 1), 1, "is no cable's end"),
-        ((1, 9, 10), 2, "leaves switch 2 again"),
+        ((1, 9, 10), 2, "leads back to switch 2"),
+        ((1, 9, 7, 8), 3, "leads back to switch 3"),
         ((1, 2, 3), 2, "leaves switch 1 again"),
     ],
 )
