@@ -102,12 +102,11 @@ def simple_paths(
     for link in sorted(links.values(), key=lambda link: link.id):
         if link.far_switch_id is not None and link.id not in avoid:
             leaving.setdefault(link.switch_id, []).append(link)
-    frontier: list[tuple[tuple[int, ...], frozenset[int]]] = [((), frozenset({ingress_switch_id}))]
-    at = {(): ingress_switch_id}
+    Partial = tuple[tuple[int, ...], int, frozenset[int]]  # links, switch reached, crossed
+    frontier: list[Partial] = [((), ingress_switch_id, frozenset({ingress_switch_id}))]
     while frontier:
-        grown: list[tuple[tuple[int, ...], frozenset[int]]] = []
-        for partial, crossed in frontier:
-            switch_id = at[partial]
+        grown: list[Partial] = []
+        for partial, switch_id, crossed in frontier:
             if switch_id == egress.switch_id:
                 yield (*partial, egress_link_id)
                 continue  # going on would cross the egress switch twice
@@ -115,9 +114,7 @@ def simple_paths(
                 far = link.far_switch_id
                 assert far is not None
                 if far not in crossed:
-                    longer = (*partial, link.id)
-                    at[longer] = far
-                    grown.append((longer, crossed | {far}))
+                    grown.append(((*partial, link.id), far, crossed | {far}))
         frontier = grown
 
 
@@ -154,22 +151,23 @@ def propose_path(
     """The shortest path on which the slice is admitted (fewest hops, then the lowest
     end-to-end bound), each candidate judged by `check`; else no path, with every refusal."""
     refused: list[tuple[tuple[int, ...], str]] = []
-    best: tuple[tuple[int, ...], float | None] | None = None
-    hops = 0
-    checked = 0
-    for path in simple_paths(links, ingress_switch_id, egress_link_id, avoid=avoid):
-        if best is not None and len(path) > hops:
+    best: tuple[int, ...] | None = None
+    best_bound: float | None = None
+    truncated = False
+    for checked, path in enumerate(
+        simple_paths(links, ingress_switch_id, egress_link_id, avoid=avoid)
+    ):
+        if best is not None and len(path) > len(best):
             break  # the shortest admissible length is decided
         if checked == max_candidates:
-            return Proposal(*(best or (None, None)), tuple(refused), truncated=True)
-        checked += 1
+            truncated = True
+            break
         verdict = check(path)
         if verdict.refusal is not None:
             refused.append((path, verdict.refusal))
-            continue
-        if best is None or _lower(verdict.bound_s, best[1]):
-            best, hops = (path, verdict.bound_s), len(path)
-    return Proposal(*(best or (None, None)), tuple(refused))
+        elif best is None or _lower(verdict.bound_s, best_bound):
+            best, best_bound = path, verdict.bound_s
+    return Proposal(best, best_bound, tuple(refused), truncated)
 
 
 def _lower(bound: float | None, than: float | None) -> bool:

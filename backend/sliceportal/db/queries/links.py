@@ -36,10 +36,11 @@ from sliceportal.domain.admission import (
     PathSlice,
     StoredLevels,
 )
+from sliceportal.domain.paths import PortLink
 from sliceportal.domain.spec import Model
 
 
-def link_params(link: Link) -> LinkParams:
+def link_params(link: Link, propagation_s: float = 0.0) -> LinkParams:
     return LinkParams(
         link.id,
         link.name,
@@ -48,6 +49,7 @@ def link_params(link: Link) -> LinkParams:
         link.queue_count,
         link.mtu_bytes,
         link.frame_overhead_bytes,
+        propagation_s,
     )
 
 
@@ -57,7 +59,7 @@ SELECT slice_links.link_id, slices.name, slices.rate_bps, slices.priority, slice
        slices.e2e_delay_target_s,
        CASE WHEN slices.e2e_delay_target_s IS NOT NULL THEN ARRAY(
            SELECT path.link_id FROM slice_links path
-           WHERE path.slice_id = slices.id ORDER BY path.link_id) END
+           WHERE path.slice_id = slices.id ORDER BY path.position, path.link_id) END
 FROM slice_links JOIN slices ON slices.id = slice_links.slice_id
 WHERE slice_links.link_id = ANY(%s) AND slices.id <> %s
 """
@@ -105,13 +107,24 @@ id = ANY(%(links)s) OR id IN (
 """The links a change of `changed` (and of `links`) locks: them, and the paths of the slices
 with an end-to-end target crossing `changed`. Those slices are found on the link rows
 (`has_e2e_target`, a partial index: migration 0007), never by reading the links' slices."""
+LINK_COLUMNS = """
+links.id, links.name, links.capacity_bps, links.model, links.queue_count, links.mtu_bytes,
+links.frame_overhead_bytes,
+COALESCE((SELECT propagation_s FROM cables WHERE cables.id = links.cable_id), 0),
+links.switch_id,
+(SELECT far.switch_id FROM links far WHERE far.cable_id = links.cable_id AND far.id <> links.id)
+"""
+"""What admission and paths need of a link (`LockedLink`): its parameters, its cable's
+propagation delay, its switch and the switch its cable reaches."""
 LOCK_LINKS = f"""
-SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, frame_overhead_bytes, switch_id
+SELECT {LINK_COLUMNS}
 FROM links
 WHERE {_LOCKED_SET}
 ORDER BY id
 FOR UPDATE OF links
 """
+"""The cable is read with the link: a cable is made, removed or rewired only under its ends'
+locks (`services.cables`), so under this lock the link's cable and far switch are settled."""
 LEVEL_LOADS = f"""
 SELECT link_id, priority, slice_count, rate_bps, burst_bytes, min_delay_target_s,
        max_packet_bytes, default_packet_count
@@ -120,7 +133,7 @@ FROM link_level_loads WHERE link_id IN (SELECT id FROM links WHERE {_LOCKED_SET}
 CROSSING_PATHS = """
 SELECT slices.id, slices.name, slices.priority, slices.e2e_delay_target_s, ARRAY(
            SELECT path.link_id FROM slice_links path
-           WHERE path.slice_id = slices.id ORDER BY path.link_id)
+           WHERE path.slice_id = slices.id ORDER BY path.position, path.link_id)
 FROM slices
 WHERE slices.id <> %(slice)s AND slices.id IN (
     SELECT here.slice_id FROM slice_links here
@@ -132,10 +145,16 @@ them."""
 
 @dataclass(frozen=True)
 class LockedLink:
-    """A link locked for admission: its parameters and its switch (for the slice rows)."""
+    """A link locked for admission: its parameters, its switch (for the slice rows) and the
+    switch its cable reaches (None: no cable's end), what a path through it needs."""
 
     params: LinkParams
     switch_id: int
+    far_switch_id: int | None = None
+
+    @property
+    def port(self) -> PortLink:
+        return PortLink(self.params.id, self.params.name, self.switch_id, self.far_switch_id)
 
 
 class LinkLocks:
@@ -183,10 +202,34 @@ def _locked_links(rows: Iterable[Any]) -> dict[int, LockedLink]:
     """The rows `LOCK_LINKS` returns, by link id."""
     return {
         row[0]: LockedLink(
-            LinkParams(row[0], row[1], row[2], Model(row[3]), row[4], row[5], row[6]), row[7]
+            LinkParams(row[0], row[1], row[2], Model(row[3]), *row[4:8]), row[8], row[9]
         )
         for row in rows
     }
+
+
+_PORTS = """
+SELECT id, name, switch_id,
+       (SELECT far.switch_id FROM links far WHERE far.cable_id = links.cable_id
+                                              AND far.id <> links.id)
+FROM links
+"""
+"""Every link as paths see it (`domain.paths.PortLink`): its switch and its cable's far one."""
+_READ_LINKS = f"SELECT {LINK_COLUMNS} FROM links WHERE id = ANY(%s)"
+
+
+def read_ports(session: Session) -> dict[int, PortLink]:
+    """Every link as paths see it (a network has hundreds to thousands: one query)."""
+    with driver(session).cursor(binary=True) as cursor:
+        cursor.execute(_PORTS)
+        return {row[0]: PortLink(*row) for row in cursor.fetchall()}
+
+
+def read_links(session: Session, link_ids: Collection[int]) -> dict[int, LockedLink]:
+    """`link_ids` as `lock_links` reads them, without locking them (for advice: proposals)."""
+    with driver(session).cursor(binary=True) as cursor:
+        cursor.execute(_READ_LINKS, (list(link_ids),))
+        return _locked_links(cursor.fetchall())
 
 
 def lock_links(
