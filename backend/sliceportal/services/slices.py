@@ -248,12 +248,15 @@ def _lock(
     insert: dict[str, Any] | None = None,
     abc_links: set[int] | None = None,
     policy: SlicePolicy | None = None,
+    path: list[int] | None = None,
 ) -> queries.Locked:
-    """`queries.lock`, then 422 if one of `link_ids` is gone (when links were locked), 409
-    if another slice holds one of `match`'s classifier entries (`refuse_clash`) and 409 if
-    the switches of `abc_links` have no room for the ABC memories of `policy`
-    (`refuse_new_memory`)."""
+    """`queries.lock`, then 422 if `path` is none (`_refuse_broken_path`) or one of
+    `link_ids` is gone (when links were locked), 409 if another slice holds one of `match`'s
+    classifier entries (`refuse_clash`) and 409 if the switches of `abc_links` have no room
+    for the ABC memories of `policy` (`refuse_new_memory`)."""
     locked = queries.lock(session, link_ids, match, changed, slice_id, insert, abc_links)
+    if path is not None:
+        _refuse_broken_path(path, locked.links)
     missing = link_ids - locked.links.keys() if changed is not None else set()
     if missing:
         raise InvalidFieldError(f"link {min(missing)} does not exist", field="link_ids")
@@ -298,23 +301,31 @@ def refuse_clash(match: queries.Match, locked: queries.Locked) -> None:
         )
 
 
-def _order(
-    link_ids: list[int], path: list[int] | None, links: dict[int, LockedLink]
-) -> list[int] | None:
-    """The slice's links in path order: `path` if it is one (else 422 naming it and the
-    offending index), `link_ids` as given if they form one, else None (an unordered set).
-    `links` are the locked links: their cables cannot change meanwhile."""
-    ports = {link_id: link.port for link_id, link in links.items()}
-    if path is None:
-        return link_ids if paths.is_path(link_ids, ports) else None
-    if set(path) != set(link_ids):
+def _check_path_links(link_ids: list[int] | None, path: list[int] | None) -> None:
+    """422 when a request gives both a path and link ids, and they name other links."""
+    if path is not None and link_ids is not None and set(path) != set(link_ids):
         raise InvalidFieldError("path names other links than link_ids", field="path")
+
+
+def _refuse_broken_path(path: list[int], links: dict[int, LockedLink]) -> None:
+    """422 naming `path` and the offending index unless it is a path (`domain.paths`) over
+    the locked `links`: their cables cannot change meanwhile (`services.cables`)."""
     try:
-        paths.check_path(path, ports)
+        paths.check_path(path, {link_id: link.port for link_id, link in links.items()})
     except paths.PathError as exc:
         field = "path" if exc.index is None else f"path[{exc.index}]"
         raise InvalidFieldError(exc.message, field=field) from None
-    return path
+
+
+def _order(
+    link_ids: list[int], path: list[int] | None, links: dict[int, LockedLink]
+) -> list[int] | None:
+    """The slice's links in path order: `path` (checked under the locks by `_lock`), else
+    `link_ids` as given if they form a path, else None (an unordered set)."""
+    if path is not None:
+        return path
+    ports = {link_id: link.port for link_id, link in links.items()}
+    return link_ids if paths.is_path(link_ids, ports) else None
 
 
 def link_specs(
@@ -448,13 +459,14 @@ def _create(
     it held three; the insert comes before the locks, which keeps them short, and a racing
     creation of the same name waits on the unique index and then fails on it. The new
     slice's id."""
+    _check_path_links(data.link_ids, data.path)
     link_ids = set(data.link_ids)
     sla = data.sla.model_dump()
     insert = values | sla | {"state": SliceState.PENDING}
     abc_links = link_ids if policy.abc is not None else None
     try:
         match = _match(values, 0, link_ids)
-        locked = _lock(session, link_ids, match, link_ids, 0, insert, abc_links, policy)
+        locked = _lock(session, link_ids, match, link_ids, 0, insert, abc_links, policy, data.path)
     except psycopg.errors.UniqueViolation as exc:
         if exc.diag.constraint_name != queries.NAME_TAKEN:
             raise
@@ -497,6 +509,7 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     _codel_columns(values, data.codel, given="codel" in given)
     _abc_columns(values, data.abc, given="abc" in given)
     policy = _check_rules(values)
+    _check_path_links(data.link_ids, data.path)
     link_ids = set(data.link_ids if data.link_ids is not None else row.link_ids)
     fields = data.model_fields_set
     match = _match(values, row.id, link_ids) if fields & MATCH_FIELDS else None
@@ -504,7 +517,7 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     locked = None
     if fields & ANALYSED_FIELDS:
         every = link_ids | set(row.link_ids)
-        locked = _lock(session, every, match, link_ids, row.id, None, abc_links, policy)
+        locked = _lock(session, every, match, link_ids, row.id, None, abc_links, policy, data.path)
     elif match is not None or abc_links is not None:
         _lock(session, link_ids, match, None, row.id, None, abc_links, policy)
     if "name" in given:  # the slice's own name is its own (the unique index)
