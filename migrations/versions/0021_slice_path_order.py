@@ -40,7 +40,7 @@ WITH ordered AS (
     SELECT slice_id FROM ordered GROUP BY slice_id
     HAVING bool_and(position = 0 OR COALESCE(reached = switch_id, false))
        AND count(DISTINCT switch_id) = count(*)
-       AND NOT bool_or(switch_id = last_reaches)
+       AND NOT COALESCE(bool_or(switch_id = last_reaches), false)
 )
 UPDATE slice_links SET position = ordered.position
 FROM ordered JOIN paths USING (slice_id)

@@ -13,12 +13,16 @@ cable between s2 and s3 (1 ms of propagation each):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ipaddress import IPv4Network
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
 
 from api.problems import assert_refused
+from sliceportal.controlplane.desired import intents
+from sliceportal.domain.dataplane import ROUTE_TABLE, classifier_keys
 from utils.factories import MBIT, create, link_body, slice_body, switch_body, unique
 
 Headers = dict[str, str]
@@ -299,3 +303,29 @@ def test_a_slower_cable_is_admitted_against_the_end_to_end_targets_crossing_it(
     assert slower.json()["type"].endswith("/admission-rejected")
     fine = client.patch(url, json={"propagation_s": 2 * MS}, headers=operator_headers)
     assert fine.status_code == 200, fine.text
+
+
+def test_deploy_classifies_by_the_same_match_on_every_switch_of_the_path(
+    client: TestClient, operator_headers: Headers, fabric: Fabric, db: sessionmaker[Session]
+) -> None:
+    """Each switch of the path gets the slice's own entries (`controlplane.desired`, one
+    intent per switch, reconciled on its own): the same classifier match everywhere, its
+    route out of the port of that switch's link on the path."""
+    path = fabric.path(1, 3, 4)
+    made = create(client, "slices", operator_headers, path_body(path))
+    (prefix,) = made["ipv4_prefixes"]
+    with db() as session:
+        asked = intents(session, slice_ids=[made["id"]])
+    for link_id in path:
+        link = client.get(f"/api/v1/links/{link_id}", headers=operator_headers).json()
+        intent = asked[made["id"], link["switch_id"]]
+        assert intent.error is None
+        routes = [entry for entry in intent.entries if entry.table == ROUTE_TABLE]
+        assert [dict(entry.params)["port"] for entry in routes] == [link["port"]]
+        classified = {entry.key for entry in intent.entries if entry.table != ROUTE_TABLE}
+        assert set(classifier_keys(link["port"], None, [IPv4Network(prefix)])) <= classified
+    assert {switch for _, switch in asked} == {
+        fabric.switches[0],
+        fabric.switches[2],
+        fabric.switches[3],
+    }
