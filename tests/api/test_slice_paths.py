@@ -12,6 +12,7 @@ cable between s2 and s3 (1 ms of propagation each):
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from ipaddress import IPv4Network
 from typing import Any
@@ -329,3 +330,22 @@ def test_deploy_classifies_by_the_same_match_on_every_switch_of_the_path(
         fabric.switches[2],
         fabric.switches[3],
     }
+
+
+def test_an_import_stores_paths_and_refuses_a_broken_one_naming_its_row(
+    client: TestClient, operator_headers: Headers, fabric: Fabric
+) -> None:
+    """`POST /slices/import` reads `path` as a creation does (JSON is YAML)."""
+    url = "/api/v1/slices/import"
+    yaml = operator_headers | {"Content-Type": "application/yaml"}
+    good = path_body(fabric.path(1, 2, 4))
+    broken = path_body([fabric.link[1, 2], fabric.link[3, 4], fabric.hosts])
+    refused = client.post(url, content=json.dumps([good, broken]), headers=yaml)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["errors"] == [
+        {"row": 2, "field": "path[1]", "message": refused.json()["errors"][0]["message"]}
+    ]
+    response = client.post(url, content=json.dumps([good]), headers=yaml)
+    assert response.status_code == 201, response.text
+    (slice_id,) = response.json()["ids"]
+    assert read(client, operator_headers, slice_id)["path"] == good["path"]

@@ -317,12 +317,13 @@ def _refuse_broken_path(path: list[int], links: dict[int, LockedLink]) -> None:
         raise InvalidFieldError(exc.message, field=field) from None
 
 
-def _order(
+def path_order(
     link_ids: list[int], path: list[int] | None, links: dict[int, LockedLink]
 ) -> list[int] | None:
-    """The slice's links in path order: `path` (checked under the locks by `_lock`), else
+    """The slice's links in path order: `path` (a 422 naming it unless it is one), else
     `link_ids` as given if they form a path, else None (an unordered set)."""
     if path is not None:
+        _refuse_broken_path(path, links)
         return path
     ports = {link_id: link.port for link_id, link in links.items()}
     return link_ids if paths.is_path(link_ids, ports) else None
@@ -433,7 +434,8 @@ def prepare(data: SliceCreate) -> tuple[dict[str, Any], SlicePolicy]:
     parameters resolved) and its data-plane policy, after the rules across fields
     (`_check_rules`); an InvalidFieldError naming the field otherwise. What a creation checks
     before touching the database, one slice or an import's many (`services.bulk`)."""
-    values = data.model_dump(exclude={"sla", "link_ids", "dp_sid", "burst_bytes"})
+    _check_path_links(data.link_ids, data.path)
+    values = data.model_dump(exclude={"sla", "link_ids", "path", "dp_sid", "burst_bytes"})
     resolve_burst_limit(values, data.burst_bytes, given_limit=data.burst_limit_s is not None)
     if values["burst_limit_s"] is None:
         raise InvalidFieldError(
@@ -459,7 +461,6 @@ def _create(
     it held three; the insert comes before the locks, which keeps them short, and a racing
     creation of the same name waits on the unique index and then fails on it. The new
     slice's id."""
-    _check_path_links(data.link_ids, data.path)
     link_ids = set(data.link_ids)
     sla = data.sla.model_dump()
     insert = values | sla | {"state": SliceState.PENDING}
@@ -473,7 +474,7 @@ def _create(
         raise _name_taken(values["name"]) from None
     assert locked.created is not None
     slice_id: int = locked.created["id"]
-    order = _order(data.link_ids, data.path, locked.links)
+    order = path_order(data.link_ids, data.path, locked.links)
     _admit(session, values, slice_id, locked.links, order or sorted(link_ids), locked.stored)
     after = Slice.snapshot_of(locked.created) | {
         "sla": SliceSla.snapshot_of(sla),
@@ -525,7 +526,7 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     if locked is not None:
         order = row.path
         if data.link_ids is not None:
-            order = _order(data.link_ids, data.path, locked.links)
+            order = path_order(data.link_ids, data.path, locked.links)
         crossed_in_order = order or sorted(link_ids)
         _admit(session, values, row.id, locked.links, crossed_in_order, locked.stored, old=row)
         _set_links(session, row.id, locked, link_ids, order)

@@ -438,8 +438,9 @@ INSERT INTO slice_switches (slice_id, switch_id, dp_sid)
 SELECT slice_id, switch_id, dp_sid FROM jsonb_populate_recordset(NULL::slice_switches, %s)
 """
 _INSERT_LINK_ROWS = """
-INSERT INTO slice_links (slice_id, link_id, switch_id)
-SELECT slice_id, link_id, switch_id FROM jsonb_populate_recordset(NULL::slice_links, %s)
+INSERT INTO slice_links (slice_id, link_id, switch_id, position)
+SELECT slice_id, link_id, switch_id, position
+FROM jsonb_populate_recordset(NULL::slice_links, %s)
 """
 
 
