@@ -201,8 +201,8 @@ def test_updating_the_target_itself(
     assert cleared.json()["e2e_delay_target_s"] is None
 
 
-LOCK_WITHOUT_PATHS = f"""
-SELECT {link_queries.LINK_COLUMNS}
+LOCK_WITHOUT_PATHS = """
+SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, frame_overhead_bytes, switch_id
 FROM links
 WHERE id = ANY(%(links)s) ORDER BY id FOR UPDATE OF links
 """

@@ -115,9 +115,10 @@ def affected(session: Session, cable_id: int) -> list[dict[str, Any]]:
     the portal never reroutes a slice on its own."""
     cable = crud.get(session, Cable, cable_id)
     avoid = frozenset(link.id for link in cable.ends)
+    ports = link_queries.read_ports(session)
     listed = []
     for row in crossing(session, cable):
-        proposal, reason = paths.detour(session, row, avoid)
+        proposal, reason = paths.detour(session, ports, row, avoid)
         listed.append(
             {
                 "slice_id": row.id,

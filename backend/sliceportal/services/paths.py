@@ -25,7 +25,7 @@ from sliceportal.domain.admission import (
     summary,
     too_many_levels,
 )
-from sliceportal.domain.paths import Proposal, Verdict, propose_path
+from sliceportal.domain.paths import PortLink, Proposal, Verdict, propose_path
 from sliceportal.schemas.slices import PathProposalRequest
 from sliceportal.services.errors import InvalidFieldError, NoPathError
 from sliceportal.services.slices import link_specs, resolve_burst_limit
@@ -65,7 +65,11 @@ class _Candidates:
         self._read(set(path))
         params = {link_id: link.params for link_id, link in self.links.items()}
         trial: dict[int, LinkLoad] = dict(self.loads.links)
-        for link_id, spec in link_specs(self.values, params, path).items():
+        try:
+            specs = link_specs(self.values, params, path)
+        except InvalidFieldError as exc:  # say, a packet larger than a link's MTU
+            return Verdict(None, exc.detail)
+        for link_id, spec in specs.items():
             trial[link_id] = trial[link_id].plus(spec)
             crowded = too_many_levels(params[link_id], trial[link_id])
             if crowded is not None:
@@ -86,6 +90,7 @@ class _Candidates:
 
 def _proposal(
     session: Session,
+    ports: dict[int, PortLink],
     values: dict[str, Any],
     ingress_switch_id: int,
     egress_link_id: int,
@@ -95,7 +100,6 @@ def _proposal(
 ) -> tuple[Proposal, dict[str, Any] | None]:
     """The proposal, and its public document when it found a path."""
     candidates = _Candidates(session, values, slice_id)
-    ports = link_queries.read_ports(session)
     found = propose_path(ports, ingress_switch_id, egress_link_id, candidates.check, avoid=avoid)
     if found.path is None:
         return found, None
@@ -157,7 +161,8 @@ def propose(session: Session, data: PathProposalRequest) -> dict[str, Any]:
             "network by a link that faces hosts",
             field="egress_link_id",
         )
-    found, document = _proposal(session, values, data.ingress_switch_id, data.egress_link_id)
+    ports = link_queries.read_ports(session)
+    found, document = _proposal(session, ports, values, data.ingress_switch_id, data.egress_link_id)
     if document is None:
         raise NoPathError(
             refusal(found, data.ingress_switch_id, data.egress_link_id),
@@ -168,18 +173,20 @@ def propose(session: Session, data: PathProposalRequest) -> dict[str, Any]:
 
 
 def detour(
-    session: Session, row: Slice, avoid: frozenset[int]
+    session: Session, ports: dict[int, PortLink], row: Slice, avoid: frozenset[int]
 ) -> tuple[dict[str, Any] | None, str | None]:
     """A stored slice's shortest admissible path from its ingress switch out of its egress
-    link that crosses none of the links `avoid`, judged without its own rows; (None, why)
-    when there is none, or when its links are an unordered set (no ingress or egress)."""
+    link that crosses none of the links `avoid`, judged without its own rows (`ports`: the
+    network, `link_queries.read_ports`); (None, why) when there is none, or when its links
+    are an unordered set (no ingress or egress)."""
     path = row.path
     if path is None:
         return None, "its links are an unordered set: give it a path first"
-    ports = link_queries.read_ports(session)
     ingress, egress = ports[path[0]].switch_id, path[-1]
     values = {key: getattr(row, key) for key in (*ANALYSED, "e2e_delay_target_s")}
-    found, document = _proposal(session, values, ingress, egress, slice_id=row.id, avoid=avoid)
+    found, document = _proposal(
+        session, ports, values, ingress, egress, slice_id=row.id, avoid=avoid
+    )
     if document is None:
         return None, refusal(found, ingress, egress)
     return document, None
