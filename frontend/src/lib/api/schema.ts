@@ -112,7 +112,11 @@ export interface paths {
         delete: operations["users-delete_user"];
         options?: never;
         head?: never;
-        /** Update User */
+        /**
+         * Update User
+         * @description Change a user. A new role or a deactivation takes effect within half a second in
+         *     every API process.
+         */
         patch: operations["users-update_user"];
         trace?: never;
     };
@@ -468,7 +472,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read Slice */
+        /**
+         * Read Slice
+         * @description One slice, with its SLA, links and DP_SIDs.
+         */
         get: operations["slices-read_slice"];
         put?: never;
         post?: never;
