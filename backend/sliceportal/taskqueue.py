@@ -71,7 +71,7 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
     }
 
 
-def _queue(name: str) -> Queue:
+def direct_queue(name: str) -> Queue:
     """A queue as Celery declares its default one: its own direct exchange and routing key,
     which a task reads back from its delivery info to know its lane."""
     return Queue(name, Exchange(name, type="direct"), routing_key=name)
@@ -100,7 +100,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # A worker started without -Q serves both lanes: nothing waits forever for a slow
         # worker that was never started, but the lanes are kept apart only by -Q.
         "task_default_queue": MAIN_QUEUE,
-        "task_queues": [_queue(MAIN_QUEUE), _queue(SLOW_SWITCH_QUEUE)],
+        "task_queues": [direct_queue(MAIN_QUEUE), direct_queue(SLOW_SWITCH_QUEUE)],
         # The main lane's limits, for every sender (the API publishes by name); the slow lane
         # sends its own with each message (`controlplane.tasks.queue_reconcile`).
         "task_annotations": {RECONCILE_SWITCH: {"soft_time_limit": soft, "time_limit": hard}},

@@ -16,7 +16,7 @@ from celery.contrib.testing.worker import start_worker
 
 from sliceportal.core.config import Settings, get_settings
 from sliceportal.db.session import process_engine
-from sliceportal.taskqueue import celery_app
+from sliceportal.taskqueue import celery_app, direct_queue
 
 
 def reconnect() -> None:
@@ -31,7 +31,8 @@ def celery_worker(settings: Settings, **environment: str) -> Iterator[None]:
     """A Celery worker thread on the test Redis, on a queue of this run's own (other test
     runs may share the Redis: their workers would take our tasks and not find our rows).
     ``environment`` adds settings the tasks read (e.g. ``SLICEPORTAL_REPORT_WEBHOOK_URLS``)."""
-    queue = celery_app.conf.task_default_queue
+    default_queue, queues = celery_app.conf.task_default_queue, celery_app.conf.task_queues
+    own = f"test-{uuid.uuid4().hex}"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DATABASE_URL", settings.database_url)
         patch.setenv("REDIS_URL", settings.redis_url)
@@ -40,7 +41,9 @@ def celery_worker(settings: Settings, **environment: str) -> Iterator[None]:
         get_settings.cache_clear()
         process_engine.cache_clear()
         celery_app.conf.update(
-            broker_url=settings.redis_url, task_default_queue=f"test-{uuid.uuid4().hex}"
+            broker_url=settings.redis_url,
+            task_default_queue=own,
+            task_queues=[direct_queue(own)],  # the worker takes this queue only
         )
         reconnect()
         try:
@@ -49,7 +52,7 @@ def celery_worker(settings: Settings, **environment: str) -> Iterator[None]:
             ):
                 yield
         finally:
-            celery_app.conf.task_default_queue = queue
+            celery_app.conf.update(task_default_queue=default_queue, task_queues=queues)
             reconnect()
             get_settings.cache_clear()
             process_engine.cache_clear()

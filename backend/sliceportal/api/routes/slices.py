@@ -187,8 +187,8 @@ def propose_path(
 
 @router.get("/{slice_id}")
 async def read_slice(pool: ReadPoolDep, _: ViewerUser, slice_id: RowId) -> SlicePublic:
-    """One slice; answered on the event loop in one statement (`db.aio`), since dashboards and
-    scripts poll it."""
+    """One slice, with its SLA, links and DP_SIDs."""
+    # Answered on the event loop in one statement (`db.aio`): dashboards and scripts poll it.
     return SlicePublic.model_validate(await service.slice_document(pool, slice_id))
 
 

@@ -79,8 +79,8 @@ def update_user(
     body: UserUpdate,
     principals: PrincipalsDep,
 ) -> UserPublic:
-    """Change a user; a role or deactivation takes effect within `CREDENTIAL_MEMORY_S` in
-    every API process (`api.principals`)."""
+    """Change a user. A new role or a deactivation takes effect within half a second in
+    every API process."""
     user = crud.get(session, User, user_id, lock=True)
     updated = users.update_user(session, context, user, body)
     principals.forget_all()

@@ -114,8 +114,8 @@ export interface paths {
         head?: never;
         /**
          * Update User
-         * @description Change a user; a role or deactivation takes effect within `CREDENTIAL_MEMORY_S` in
-         *     every API process (`api.principals`).
+         * @description Change a user. A new role or a deactivation takes effect within half a second in
+         *     every API process.
          */
         patch: operations["users-update_user"];
         trace?: never;
@@ -525,8 +525,7 @@ export interface paths {
         };
         /**
          * Read Slice
-         * @description One slice; answered on the event loop in one statement (`db.aio`), since dashboards and
-         *     scripts poll it.
+         * @description One slice, with its SLA, links and DP_SIDs.
          */
         get: operations["slices-read_slice"];
         put?: never;
