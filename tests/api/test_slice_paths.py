@@ -349,3 +349,15 @@ def test_an_import_stores_paths_and_refuses_a_broken_one_naming_its_row(
     assert response.status_code == 201, response.text
     (slice_id,) = response.json()["ids"]
     assert read(client, operator_headers, slice_id)["path"] == good["path"]
+
+
+def test_an_unordered_slice_is_listed_without_a_detour(
+    client: TestClient, operator_headers: Headers, fabric: Fabric
+) -> None:
+    path = fabric.path(1, 2, 4)
+    unordered = create(client, "slices", operator_headers, slice_body(path[::-1]))
+    response = client.get(f"/api/v1/cables/{fabric.cable[1, 2]}/affected", headers=operator_headers)
+    (affected,) = response.json()["data"]
+    assert (affected["slice_id"], affected["path"]) == (unordered["id"], None)
+    assert affected["proposal"] is None
+    assert "unordered" in affected["reason"]

@@ -1,5 +1,6 @@
 """Slice paths (`domain.paths`): what is a path, and the proposal's search, on a small network
-whose every path is listed by hand.
+whose every path is listed by hand; and how admission judges a candidate path
+(`domain.admission.route`: the hops' bounds plus their propagation).
 
     s1 --1/2-- s2 --5/6-- s4 -- 11 (hosts)
      \\         |9/10     /
@@ -11,8 +12,12 @@ paths are, fewest hops first: (1, 5, 11), (3, 7, 11); then (1, 9, 7, 11), (3, 10
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
+from sliceportal.domain import Model, SliceSpec
+from sliceportal.domain.admission import LinkLoad, LinkParams, Loads, PathSlice, route, summary
 from sliceportal.domain.paths import (
     PathError,
     PortLink,
@@ -119,3 +124,33 @@ def test_propose_no_route() -> None:
     proposal = propose_path(network(), 1, 11, lambda path: Verdict(0.0), avoid=frozenset({1, 3}))
     assert proposal.path is None
     assert proposal.refused == ()
+
+
+def _two_hops(propagation_s: float) -> tuple[dict[int, LinkParams], Loads, SliceSpec]:
+    """Links 1 and 2 (100 Mbit/s, netcalc) each carrying one slice of 10 Mbit/s."""
+    spec = SliceSpec("s", 10e6, 7, 10e6 * 0.002 / 8, 0.01, 1500)
+    params = {
+        i: LinkParams(i, f"l{i}", 100e6, Model.NETCALC, 8, 1500, 0, propagation_s) for i in (1, 2)
+    }
+    loads = Loads({i: LinkLoad.empty().plus(spec) for i in (1, 2)}, {})
+    return params, loads, spec
+
+
+def test_route_adds_the_propagation_of_every_hop_to_the_path_bound() -> None:
+    params, loads, _ = _two_hops(0.0)
+    bound, found = route(params, loads, PathSlice(1, "s", 7, None, (1, 2)))
+    assert found is None
+    hops = [hop.bound_s for hop in bound.hops]
+    assert all(hop is not None for hop in hops)
+    slow, _, _ = _two_hops(0.004)
+    slower, _ = route(slow, loads, PathSlice(1, "s", 7, None, (1, 2)))
+    assert slower.total_s == pytest.approx(math.fsum(h for h in hops if h) + 0.008)
+
+
+def test_route_refuses_a_target_the_propagation_alone_breaks() -> None:
+    params, loads, _ = _two_hops(0.004)
+    bound, found = route(params, loads, PathSlice(1, "s", 7, 0.005, (1, 2)))
+    assert found is not None and not found.rejected
+    assert [path.name for path, _ in found.missed] == ["s"]
+    assert "end-to-end worst-case delay" in summary(found)
+    assert bound.total_s is not None and bound.total_s > 0.008
