@@ -81,23 +81,28 @@ def running_api(database_url: str, workers: int) -> Iterator[str]:
 
 
 def start_api(database_url: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
-    port = embedded.free_tcp_port()
-    per_worker = max(
-        5, 60 // workers
-    )  # connections: enough for the clients, within max_connections
-    env = os.environ | {
+    per_worker = max(5, 60 // workers)  # connections: enough for the clients, within max
+    env = {
         "DATABASE_URL": database_url,
         "REDIS_URL": REDIS,
         "SLICEPORTAL_DB_POOL_SIZE": str(per_worker // 2),
         "SLICEPORTAL_DB_MAX_OVERFLOW": str(per_worker - per_worker // 2),
     }
+    return start_uvicorn(["--factory", "sliceportal.api.main:create_app"], workers, env)
+
+
+def start_uvicorn(
+    app: list[str], workers: int, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """uvicorn serving `app` (its arguments naming the app) on a free loopback port as the
+    portal runs (`workers` processes, no access log), once it answers: process and base URL."""
+    port = embedded.free_tcp_port()
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "uvicorn",
-            "--factory",
-            "sliceportal.api.main:create_app",
+            *app,
             "--host",
             "127.0.0.1",
             "--port",
@@ -109,13 +114,13 @@ def start_api(database_url: str, workers: int) -> tuple[subprocess.Popen[bytes],
             "warning",
         ],
         cwd=REPO,
-        env=env,
+        env=os.environ | (env or {}),
     )
     deadline = time.monotonic() + 30
     while not embedded.tcp_port_answers("127.0.0.1", port):
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            raise RuntimeError("the API did not start")
+            raise RuntimeError(f"uvicorn did not start {' '.join(app)}")
         time.sleep(0.1)
     return process, f"http://127.0.0.1:{port}"
 

@@ -24,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -32,8 +31,15 @@ from typing import NamedTuple
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_api import ADMIN, PASSWORD, bench_database, running_api, set_up, slice_body  # noqa: E402
-from sliceportal.core import embedded  # noqa: E402
+from bench_api import (
+    ADMIN,
+    PASSWORD,
+    bench_database,
+    running_api,
+    set_up,
+    slice_body,
+    start_uvicorn,
+)  # noqa: E402
 
 BARE_APP = """
 from fastapi import FastAPI
@@ -80,33 +86,11 @@ def _ms(value: str) -> float:
 
 @contextlib.contextmanager
 def bare_app(workers: int, directory: Path) -> Iterator[str]:
-    """The bare app under uvicorn as the portal runs (`--workers`, no access log)."""
+    """The bare app under uvicorn as the portal runs (`start_uvicorn`)."""
     (directory / "bare_app.py").write_text(BARE_APP)
-    port = embedded.free_tcp_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "bare_app:app",
-            "--app-dir",
-            str(directory),
-            "--port",
-            str(port),
-            "--workers",
-            str(workers),
-            "--no-access-log",
-            "--log-level",
-            "warning",
-        ]
-    )
+    process, base = start_uvicorn(["--app-dir", str(directory), "bare_app:app"], workers)
     try:
-        deadline = time.monotonic() + 30
-        while not embedded.tcp_port_answers("127.0.0.1", port):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the bare app did not start")
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/"
+        yield f"{base}/"
     finally:
         process.terminate()
         process.wait(10)
