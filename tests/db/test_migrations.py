@@ -614,3 +614,70 @@ def test_0020_moves_the_samples_stored_into_partitions_and_its_downgrade_back(
                 conn.execute(_sample_0013(30, "false"))
     finally:
         embedded.drop_database(postgres_server_url, name)
+
+
+_BEFORE_0021 = """
+WITH switch AS (
+    INSERT INTO switches (name, address) VALUES ('s1', 'h:1'), ('s2', 'h:2') RETURNING id, name
+), link AS (
+    INSERT INTO links (switch_id, name, port, capacity_bps)
+    SELECT switch.id, given.name, given.port, 1e9 FROM switch JOIN (VALUES
+        (1, 's1', 'to-s2', 1), (2, 's2', 'to-s1', 1), (3, 's2', 'hosts-2', 2),
+        (4, 's1', 'hosts-1', 2)
+    ) AS given (rank, switch, name, port) ON given.switch = switch.name
+    ORDER BY given.rank
+    RETURNING id, name, switch_id
+), made AS (
+    INSERT INTO slices (name, vlan_id, rate_bps, burst_limit_s, delay_target_s, priority)
+    VALUES ('one', 10, 1e6, 0.01, 0.01, 1), ('through', 11, 1e6, 0.01, 0.01, 1),
+           ('set', 12, 1e6, 0.01, 0.01, 1)
+    RETURNING id, name
+), crossing (slice, link) AS (
+    VALUES ('one', 'hosts-1'), ('through', 'to-s2'), ('through', 'hosts-2'),
+           ('set', 'hosts-2'), ('set', 'hosts-1')
+), held AS (
+    INSERT INTO slice_switches (slice_id, switch_id, dp_sid)
+    SELECT DISTINCT made.id, link.switch_id, made.id
+    FROM crossing JOIN made ON made.name = crossing.slice JOIN link ON link.name = crossing.link
+)
+INSERT INTO slice_links (slice_id, link_id, switch_id)
+SELECT made.id, link.id, link.switch_id
+FROM crossing JOIN made ON made.name = crossing.slice JOIN link ON link.name = crossing.link
+"""
+"""Two switches joined by a cable (made after 0019), links in this order of ids: a slice on
+one link, one whose links in id order go through the cable to s2's hosts, and one on two host
+links (no path)."""
+_CABLE = """
+WITH cable AS (INSERT INTO cables (name) VALUES ('c') RETURNING id)
+UPDATE links SET cable_id = cable.id, cable_end = CASE name WHEN 'to-s2' THEN 'a' ELSE 'b' END
+FROM cable WHERE links.name IN ('to-s2', 'to-s1')
+"""
+
+
+def test_0021_orders_the_slices_whose_links_form_a_path_and_leaves_the_others_a_set(
+    postgres_server_url: str,
+) -> None:
+    name = f"sliceportal_migrate_{uuid.uuid4().hex[:8]}"
+    url = embedded.create_database(postgres_server_url, name)
+    try:
+        upgrade(url, "0020")
+        with psycopg.connect(embedded.libpq_url(url), autocommit=True) as conn:
+            conn.execute(_BEFORE_0021)
+            with conn.transaction():
+                conn.execute(_CABLE)
+            upgrade(url, "0021")
+            rows = conn.execute(
+                "SELECT slices.name, links.name, position FROM slice_links "
+                "JOIN slices ON slices.id = slice_id JOIN links ON links.id = link_id "
+                "ORDER BY slices.name, position, links.name"
+            ).fetchall()
+            downgrade(url, "0020")
+        assert rows == [
+            ("one", "hosts-1", 0),
+            ("set", "hosts-1", None),
+            ("set", "hosts-2", None),
+            ("through", "to-s2", 0),
+            ("through", "hosts-2", 1),
+        ]
+    finally:
+        embedded.drop_database(postgres_server_url, name)

@@ -360,3 +360,38 @@ def test_bad_requests_get_a_specific_problem(
 
 def test_reports_need_a_login(client: TestClient) -> None:
     assert client.get("/api/v1/reports/network").status_code == 401
+
+
+def test_end_to_end_bounds_follow_the_path_and_add_its_cables_propagation(
+    client: TestClient, operator_headers: dict[str, str], viewer_headers: dict[str, str]
+) -> None:
+    """A slice from switch 1 through a cable of 2 ms to the hosts of switch 2: its report lists
+    the hops in path order, and its end-to-end bound is 2 ms more than with no propagation."""
+    h = operator_headers
+    s1, s2 = (factories.create(client, "switches", h, factories.switch_body()) for _ in "12")
+    out = factories.create(client, "links", h, factories.link_body(s2["id"], name="hosts"))
+    up = factories.create(client, "links", h, factories.link_body(s1["id"], name="up"))
+    back = factories.create(client, "links", h, factories.link_body(s2["id"], name="back"))
+    cable = factories.create(
+        client,
+        "cables",
+        h,
+        {"name": factories.unique("c"), "a_link_id": up["id"], "b_link_id": back["id"]},
+    )
+    body = factories.slice_body([out["id"]], e2e_delay_target_s=0.08)
+    del body["link_ids"]
+    made = factories.create(client, "slices", h, body | {"path": [up["id"], out["id"]]})
+
+    def enforced() -> tuple[tuple[str, ...], float]:
+        document = _get(client, viewer_headers, f"links/{up['id']}", telemetry_window_s=0)
+        (row,) = [s for s in REPORT.validate_python(document.json()).slices if s.id == made["id"]]
+        assert row.e2e_enforced.total_s is not None
+        return row.links, row.e2e_enforced.total_s
+
+    names, without = enforced()
+    assert names == (f"{s1['name']}/up", f"{s2['name']}/hosts")
+    response = client.patch(
+        f"/api/v1/cables/{cable['id']}", json={"propagation_s": 0.002}, headers=h
+    )
+    assert response.status_code == 200, response.text
+    assert enforced()[1] == pytest.approx(without + 0.002)

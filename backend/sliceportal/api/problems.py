@@ -164,6 +164,15 @@ def _from_service(exc: errors.ServiceError) -> Problem:
             )
         case errors.RowsRejectedError():
             return _from_rows(exc)
+        case errors.NoPathError():
+            return Problem(
+                409,
+                "no-path",
+                exc.detail,
+                title="No admissible path",
+                refused=exc.refused,
+                truncated=exc.truncated,
+            )
         case errors.AdmissionRejectedError():
             violations = [v for link in exc.links for v in link["violations"]]
             fixes = [fix for link in exc.links for fix in link["fixes"]]

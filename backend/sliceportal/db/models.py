@@ -454,6 +454,13 @@ class Slice(ChangeLogged, Timestamped, Base):
         return [row.link_id for row in self.link_rows]
 
     @property
+    def path(self) -> list[int] | None:
+        """The links in path order, or None when they are an unordered set (`SliceLink`)."""
+        if any(row.position is None for row in self.link_rows):
+            return None
+        return [row.link_id for row in sorted(self.link_rows, key=lambda row: row.position or 0)]
+
+    @property
     def codel(self) -> dict[str, Any] | None:
         return nested_codel(self.codel_target_s, self.codel_interval_s, self.codel_ecn_mark)
 
@@ -471,6 +478,7 @@ class Slice(ChangeLogged, Timestamped, Base):
             **super().snapshot(),
             "sla": self.sla.snapshot(),
             "link_ids": self.link_ids,
+            "path": self.path,
             "dp_sids": {str(row.switch_id): row.dp_sid for row in self.switch_rows},
         }
 
@@ -534,6 +542,9 @@ class SliceLink(Base):
             "slice_id",
             postgresql_where=sa.text("has_e2e_target"),
         ),
+        # Checked at the end of each statement, so one statement can reorder a path.
+        sa.UniqueConstraint("slice_id", "position", deferrable=True),
+        sa.CheckConstraint("position >= 0", name="position_range"),
     )
 
     slice_id: Mapped[int] = mapped_column(
@@ -541,6 +552,9 @@ class SliceLink(Base):
     )
     link_id: Mapped[int] = mapped_column(primary_key=True, index=True)
     switch_id: Mapped[int] = mapped_column()
+    position: Mapped[int | None] = mapped_column(sa.SmallInteger)
+    """The link's place on the slice's path (0 at the ingress switch); None on every row of a
+    slice whose links are an unordered set, as they all were before paths (migration 0021)."""
     has_e2e_target: Mapped[bool] = mapped_column(server_default=sa.false())
     """Whether the slice has an end-to-end target: set by triggers (migration 0007) from the
     slice, whatever a writer passes, so the index above holds exactly those slices' rows."""

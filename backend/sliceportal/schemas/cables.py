@@ -17,6 +17,7 @@ from sliceportal.schemas.common import (
     PatchModel,
     PublicModel,
 )
+from sliceportal.schemas.slices import PathProposalPublic
 
 Propagation = Annotated[
     float,
@@ -64,3 +65,20 @@ class CablePublic(PublicModel):
 
 
 CablesPublic = Page[CablePublic]
+
+
+class AffectedSlicePublic(PublicModel):
+    """A slice whose traffic crosses a cable (it leaves a switch by one of its ends), and a
+    path for it that avoids the cable."""
+
+    slice_id: int
+    name: str
+    path: list[int] | None = Field(description="its path now (null: an unordered set)")
+    proposal: PathProposalPublic | None = Field(
+        description="the shortest admissible path avoiding the cable, from the same ingress "
+        "switch out of the same egress link; null when there is none (`reason`)"
+    )
+    reason: str | None = Field(description="why there is no proposal")
+
+
+AffectedSlicesPublic = Page[AffectedSlicePublic]

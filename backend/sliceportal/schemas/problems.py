@@ -88,9 +88,18 @@ class ProblemPriorityPlanFix(TypedDict):
 
 
 @with_config(_CLOSED)
+class ProblemRefusedPath(TypedDict):
+    """One candidate path a proposal checked (409 `no-path`), and why it does not admit the
+    slice."""
+
+    path: list[int]
+    reason: str
+
+
+@with_config(_CLOSED)
 class ProblemDetails(TypedDict):
     """RFC 9457 problem details. `type` is a URI under https://sliceportal.dev/problems/
-    whose last part names the kind (`validation-error`, `admission-rejected`, `conflict`,
+    whose last part names the kind (`validation-error`, `admission-rejected`, `no-path`, `conflict`,
     `not-found`, `unauthorized`, `forbidden`, `database-unavailable`, `server-busy`, …)."""
 
     type: str
@@ -111,6 +120,10 @@ class ProblemDetails(TypedDict):
     """What would make the change fit: a capacity, a priority plan (409 admission-rejected)."""
     request_id: NotRequired[str]
     """The request's id, to find it in the log (500)."""
+    refused: NotRequired[list[ProblemRefusedPath]]
+    """Each path checked, fewest hops first (409 `no-path`; empty: no route at all)."""
+    truncated: NotRequired[bool]
+    """More paths existed than were checked (409 `no-path`)."""
 
 
 PROBLEM_DETAILS: TypeAdapter[ProblemDetails] = TypeAdapter(ProblemDetails)

@@ -53,7 +53,8 @@ COLUMNS = [
 ]
 """Every CSV column an import reads, in the order an export writes them."""
 _TEXT = frozenset({"name", "description", "scheme", "abc.key"})
-_LISTS = frozenset({"ipv4_prefixes", "link_ids"})
+_LISTS = frozenset({"ipv4_prefixes", "link_ids", "path"})
+_ID_LISTS = frozenset({"link_ids", "path"})
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
@@ -165,7 +166,7 @@ def _cell(column: str, cell: str) -> object:
         return cell
     if column in _LISTS:
         items = [item.strip() for item in cell.split(",") if item.strip()]
-        if column == "link_ids":
+        if column in _ID_LISTS:
             return [_scalar(item) for item in items]
         return items
     return _scalar(cell.strip())

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 from ipaddress import IPv4Network
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, ConfigDict, Field, Strict
+from pydantic import AfterValidator, ConfigDict, Field, Strict, model_validator
 
 from sliceportal.domain.abc import (
     AVERAGE_MEMORY_DEFAULT_S,
@@ -100,10 +100,37 @@ Priority = Annotated[
 ]
 PacketBytes = Annotated[int, Strict(), Field(ge=MIN_MTU_BYTES, le=MAX_MTU_BYTES)]
 LinkIds = Annotated[list[BodyId], Field(min_length=1, max_length=64), AfterValidator(_unique_ids)]
+PathIds = Annotated[
+    list[BodyId],
+    Field(
+        min_length=1,
+        max_length=64,
+        description="the links the slice leaves its switches by, in order from its ingress "
+        "switch: each link's cable reaches the next link's switch, no switch twice; link_ids "
+        "may then be left out",
+    ),
+]
 DpSid = Annotated[int, Strict(), Field(ge=1, le=MAX_DP_SID)]
+
+
+def _path_crosses_its_links(data: Any) -> Any:
+    """A body giving `path` without `link_ids` crosses the path's links: every rule on
+    `link_ids` (and the code reading it) then holds for both."""
+    if isinstance(data, dict) and isinstance(data.get("path"), list) and "link_ids" not in data:
+        return {**data, "link_ids": data["path"]}
+    return data
+
+
+def _links_or_path(schema: dict[str, Any]) -> None:
+    """The OpenAPI schema of a creation: `link_ids` is not required, since `path` may stand
+    for it (the API refuses a body with neither, naming `link_ids`). Not an `anyOf` of the
+    two: the generated TypeScript client turns that into `unknown`."""
+    schema["required"] = [name for name in schema["required"] if name != "link_ids"]
+
+
 E2E_TARGET = (
-    "seconds; bound on the sum of the slice's worst-case delays over every link it crosses "
-    "(null: none)"
+    "seconds; bound on the slice's end-to-end delay: its worst-case delays on every link it "
+    "crosses plus the propagation delays of their cables (null: none)"
 )
 
 
@@ -215,6 +242,8 @@ class AbcSettings(PublicModel):
 
 
 class SliceCreate(InputModel):
+    model_config = ConfigDict(**InputModel.model_config, json_schema_extra=_links_or_path)
+
     name: Name
     description: Description = ""
     vlan_id: Annotated[VlanId, Strict()] | None = None
@@ -240,10 +269,16 @@ class SliceCreate(InputModel):
     )
     max_packet_bytes: PacketBytes | None = None
     sla: Sla = Field(default_factory=Sla)
-    link_ids: LinkIds
+    link_ids: LinkIds = Field(
+        description="the links the slice crosses (required unless path is given); in path "
+        "order when they form one (else an unordered set: its path is null)",
+    )
+    path: PathIds | None = None
     dp_sid: DpSid | None = Field(
         default=None, description="default: the lowest free DP_SID on each switch crossed"
     )
+
+    _path_crosses_its_links = model_validator(mode="before")(_path_crosses_its_links)
 
 
 class SliceUpdate(PatchModel):
@@ -284,6 +319,9 @@ class SliceUpdate(PatchModel):
     max_packet_bytes: PacketBytes | None = None
     sla: Sla | None = None
     link_ids: LinkIds | None = None
+    path: PathIds | None = None
+
+    _path_crosses_its_links = model_validator(mode="before")(_path_crosses_its_links)
 
 
 class DpSidPublic(PublicModel):
@@ -309,7 +347,10 @@ class SlicePublic(PublicModel):
     abc: AbcSettings | None = Field(description="an abc slice's ABC parameters, resolved")
     max_packet_bytes: int | None
     sla: Sla
-    link_ids: list[int]
+    link_ids: list[int] = Field(description="ascending id")
+    path: list[int] | None = Field(
+        description="the same links in path order; null when they are an unordered set"
+    )
     dp_sids: list[DpSidPublic] = Field(validation_alias="switch_rows")
     state: SliceState
     state_detail: str | None = Field(
@@ -327,3 +368,37 @@ class SlicesImported(PublicModel):
 
     count: int
     ids: list[int]
+
+
+class PathProposalRequest(InputModel):
+    """A slice's parameters as admission reads them, and where its traffic enters the network
+    and leaves it: `POST /slices/propose-path`."""
+
+    name: Name = Field(default="proposed", description="how refusals name the slice")
+    rate_bps: Rate
+    burst_limit_s: BurstLimit | None = Field(default=None, description="or give burst_bytes")
+    burst_bytes: BurstBytes | None = None
+    delay_target_s: Seconds | None = Field(default=None, description="default: burst_limit_s")
+    e2e_delay_target_s: Seconds | None = Field(default=None, description=E2E_TARGET)
+    priority: Annotated[Priority, Strict()]
+    max_packet_bytes: PacketBytes | None = None
+    ingress_switch_id: BodyId = Field(description="the switch the slice's traffic enters by")
+    egress_link_id: BodyId = Field(
+        description="the host-facing link (no cable's end) the traffic leaves the network by"
+    )
+
+
+class PathHopPublic(PublicModel):
+    link_id: int
+    link: str
+    bound_s: float | None = Field(description="the slice's worst-case delay there (null: none)")
+    propagation_s: float = Field(description="the link's cable's (0 for a host-facing link)")
+
+
+class PathProposalPublic(PublicModel):
+    path: list[int] = Field(description="link ids from the ingress switch, for `path`")
+    end_to_end_s: float | None = Field(
+        description="the slice's end-to-end bound on it: hops and propagation"
+    )
+    e2e_delay_target_s: float | None
+    hops: list[PathHopPublic]

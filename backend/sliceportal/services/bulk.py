@@ -47,6 +47,8 @@ class _Row:
     switch_ids: set[int] = field(default_factory=set)
     dp_sids: dict[int, int] = field(default_factory=dict)
     """The DP_SID it gets on each switch it crosses, by switch id."""
+    order: list[int] | None = None
+    """Its links in path order (`slices.path_order`), or None for an unordered set."""
 
 
 def _location(loc: Sequence[int | str]) -> str | None:
@@ -112,8 +114,16 @@ def _import(session: Session, context: ChangeContext, rows: list[_Row]) -> list[
     if missing:
         session.rollback()
         raise _rejected(missing, invalid=True)
+    errors = []
     for row in rows:
         row.switch_ids = {locked.links[link_id].switch_id for link_id in row.data.link_ids}
+        try:
+            row.order = slices.path_order(row.data.link_ids, row.data.path, locked.links)
+        except InvalidFieldError as exc:
+            errors.append(RowError(row.number, exc.field, exc.detail))
+    if errors:
+        session.rollback()
+        raise _rejected(errors, invalid=True)
     errors = _check_names(rows, batch)
     errors += _check_matches(rows, batch)
     errors += _check_abc_memories(rows, batch)
@@ -261,8 +271,14 @@ def _store(
             {"slice_id": slice_id, "switch_id": switch_id, "dp_sid": dp_sid}
             for switch_id, dp_sid in row.dp_sids.items()
         ]
+        position = {link_id: index for index, link_id in enumerate(row.order or ())}
         link_rows += [
-            {"slice_id": slice_id, "link_id": link_id, "switch_id": locked.links[link_id].switch_id}
+            {
+                "slice_id": slice_id,
+                "link_id": link_id,
+                "switch_id": locked.links[link_id].switch_id,
+                "position": position.get(link_id),
+            }
             for link_id in row.data.link_ids
         ]
     queries.insert_relations(session, slas, switch_rows, link_rows)
@@ -278,6 +294,7 @@ def _store(
             | {"sla": SliceSla.snapshot_of(row.data.sla.model_dump())}
             | {
                 "link_ids": sorted(row.data.link_ids),
+                "path": row.order,
                 "dp_sids": {str(switch): dp_sid for switch, dp_sid in sorted(row.dp_sids.items())},
             },
         )

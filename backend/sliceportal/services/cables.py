@@ -10,6 +10,7 @@ trigger hold the same rules under any writer (migration 0019).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import select
@@ -17,11 +18,13 @@ from sqlalchemy.orm import Session
 
 from sliceportal.db import changes
 from sliceportal.db.changes import Change, ChangeContext
-from sliceportal.db.models import Cable, Link
+from sliceportal.db.models import Cable, Link, Slice, SliceLink
+from sliceportal.db.queries import links as link_queries
 from sliceportal.schemas.cables import CableCreate, CableUpdate
 from sliceportal.schemas.choices import CableEnd, ChangeAction
-from sliceportal.services import crud
+from sliceportal.services import admission, crud, paths
 from sliceportal.services.errors import ConflictError, InvalidFieldError
+from sliceportal.services.slices import slice_query
 
 
 def create_cable(session: Session, context: ChangeContext, data: CableCreate) -> Cable:
@@ -63,14 +66,84 @@ def create_cable(session: Session, context: ChangeContext, data: CableCreate) ->
 def update_cable(
     session: Session, context: ChangeContext, cable_id: int, data: CableUpdate
 ) -> Cable:
+    return admission.retrying(session, lambda: _update(session, context, cable_id, data))
+
+
+def _update(session: Session, context: ChangeContext, cable_id: int, data: CableUpdate) -> Cable:
     cable = crud.get(session, Cable, cable_id, lock=True)
-    return crud.update(session, context, cable, data.model_dump(exclude_unset=True))
+    values = data.model_dump(exclude_unset=True)
+    propagation = values.get("propagation_s", cable.propagation_s)
+    if propagation != cable.propagation_s:
+        _admit_propagation(session, cable, propagation)
+    return crud.update(session, context, cable, values)
+
+
+def _admit_propagation(session: Session, cable: Cable, propagation_s: float) -> None:
+    """409 admission-rejected when the slices with an end-to-end target crossing the cable
+    would miss it with its new propagation delay. Its ends and those slices' paths are
+    locked (as a slice change locks them), so no admission on them runs meanwhile."""
+    ends = [link.id for link in cable.ends]
+    locked = link_queries.lock_links(session, ends, changed=ends)
+    params = {
+        link_id: replace(link.params, propagation_s=propagation_s)
+        if link_id in ends
+        else link.params
+        for link_id, link in locked.items()
+    }
+    loads = link_queries.read_loads(session, params.values())
+    admission.admit(
+        session,
+        f"propagation {propagation_s:g} s on cable {cable.name!r}",
+        params,
+        loads,
+        changed=ends,
+    )
+
+
+def crossing(session: Session, cable: Cable) -> list[Slice]:
+    """The slices that leave a switch by one of the cable's ends, so their traffic crosses it
+    (by id)."""
+    ends = [link.id for link in cable.ends]
+    crossers = select(SliceLink.slice_id).where(SliceLink.link_id.in_(ends))
+    query = slice_query().where(Slice.id.in_(crossers)).order_by(Slice.id)
+    return list(session.scalars(query))
+
+
+def affected(session: Session, cable_id: int) -> list[dict[str, Any]]:
+    """The slices crossing the cable, each with the shortest admissible path avoiding it
+    (`services.paths.detour`): what an operator moves before deleting or slowing it, since
+    the portal never reroutes a slice on its own."""
+    cable = crud.get(session, Cable, cable_id)
+    avoid = frozenset(link.id for link in cable.ends)
+    ports = link_queries.read_ports(session)
+    listed = []
+    for row in crossing(session, cable):
+        proposal, reason = paths.detour(session, ports, row, avoid)
+        listed.append(
+            {
+                "slice_id": row.id,
+                "name": row.name,
+                "path": row.path,
+                "proposal": proposal,
+                "reason": reason,
+            }
+        )
+    return listed
 
 
 def delete_cable(session: Session, context: ChangeContext, cable_id: int) -> None:
-    """Unwire both ends (they stay, as ports that face nothing yet) and delete the cable."""
+    """Unwire both ends (they stay, as ports that face nothing yet) and delete the cable; 409
+    while slices cross it: a topology change never reroutes a slice silently."""
     cable = crud.get(session, Cable, cable_id, lock=True)
     ends = _lock(session, [link.id for link in cable.ends])
+    crossers = crossing(session, cable)
+    if crossers:
+        names = ", ".join(repr(row.name) for row in crossers[:5])
+        more = f" and {len(crossers) - 5} more" if len(crossers) > 5 else ""
+        raise ConflictError(
+            f"slice(s) {names}{more} cross cable {cable.name!r}: move them first "
+            f"(GET /api/v1/cables/{cable.id}/affected proposes a path for each)"
+        )
     before_cable = cable.snapshot()
     before = {link_id: link.snapshot() for link_id, link in ends.items()}
     for link in ends.values():

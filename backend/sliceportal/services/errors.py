@@ -42,6 +42,16 @@ class AdmissionRejectedError(ServiceError):
         self.links = links
 
 
+class NoPathError(ServiceError):
+    """No path admits the slice; `refused` lists each candidate checked (`path`, `reason`),
+    `truncated` says more existed than were checked."""
+
+    def __init__(self, detail: str, refused: list[dict[str, Any]], *, truncated: bool) -> None:
+        super().__init__(detail)
+        self.refused = refused
+        self.truncated = truncated
+
+
 @dataclass(frozen=True)
 class RowError:
     """One offending row of an import: its number (1 is the first slice), the field at fault

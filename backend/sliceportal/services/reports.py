@@ -16,7 +16,7 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from sliceportal.db.models import Link, Slice, SliceLink, Switch, TelemetrySample
+from sliceportal.db.models import Cable, Link, Slice, SliceLink, Switch, TelemetrySample
 from sliceportal.db.samples import HISTOGRAMS, PAIR_COLUMNS, hist_sum
 from sliceportal.domain.reports import (
     MeasuredSlice,
@@ -72,9 +72,12 @@ class ReportRequest:
 def load_network(session: Session) -> Network:
     """Every link and slice, as the analytics sees them (three queries)."""
     link_rows = session.execute(
-        sa.select(Link, Switch.name).join(Switch, Switch.id == Link.switch_id).order_by(Link.id)
+        sa.select(Link, Switch.name, sa.func.coalesce(Cable.propagation_s, 0.0))
+        .join(Switch, Switch.id == Link.switch_id)
+        .outerjoin(Cable, Cable.id == Link.cable_id)
+        .order_by(Link.id)
     ).all()
-    names = [f"{switch_name}/{link.name}" for link, switch_name in link_rows]
+    names = [f"{switch_name}/{link.name}" for link, switch_name, _ in link_rows]
     taken = Counter(names)
     links = tuple(
         NetworkLink(
@@ -87,12 +90,14 @@ def load_network(session: Session) -> Network:
             queue_count=link.queue_count,
             mtu_bytes=link.mtu_bytes,
             frame_overhead_bytes=link.frame_overhead_bytes,
+            propagation_s=propagation_s,
         )
-        for (link, switch_name), name in zip(link_rows, names, strict=True)
+        for (link, switch_name, propagation_s), name in zip(link_rows, names, strict=True)
     )
     crossed: dict[int, list[int]] = defaultdict(list)
+    in_path_order = (SliceLink.position.asc().nulls_last(), SliceLink.link_id)
     for slice_id, link_id in session.execute(
-        sa.select(SliceLink.slice_id, SliceLink.link_id).order_by(SliceLink.link_id)
+        sa.select(SliceLink.slice_id, SliceLink.link_id).order_by(*in_path_order)
     ):
         crossed[slice_id].append(link_id)
     slices = tuple(

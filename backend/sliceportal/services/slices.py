@@ -23,7 +23,7 @@ from sliceportal.db.models import ABC_COLUMNS, Slice, SliceSla, abc_config_of
 from sliceportal.db.queries import links as link_queries
 from sliceportal.db.queries import slices as queries
 from sliceportal.db.queries.links import LockedLink
-from sliceportal.domain import SliceSpec, SpecError, dataplane, slice_spec, units
+from sliceportal.domain import SliceSpec, SpecError, dataplane, paths, slice_spec, units
 from sliceportal.domain.admission import LinkParams, PathSlice, StoredLevels, admits_surely
 from sliceportal.domain.codel import CodelConfig
 from sliceportal.domain.dataplane import ROUTE_TABLE, SlicePolicy
@@ -213,7 +213,9 @@ def _name_taken(name: str) -> ConflictError:
     return ConflictError(f"slice name {name!r} is already taken", field="name")
 
 
-def _burst_limit(values: dict[str, Any], burst_bytes: float | None, given_limit: bool) -> None:
+def resolve_burst_limit(
+    values: dict[str, Any], burst_bytes: float | None, given_limit: bool
+) -> None:
     """Turn a burst given in bytes into the stored burst limit (seconds at the slice's rate).
 
     Both may be given only when they describe the same burst (`domain.spec.burst_agrees`, as
@@ -246,12 +248,15 @@ def _lock(
     insert: dict[str, Any] | None = None,
     abc_links: set[int] | None = None,
     policy: SlicePolicy | None = None,
+    path: list[int] | None = None,
 ) -> queries.Locked:
-    """`queries.lock`, then 422 if one of `link_ids` is gone (when links were locked), 409
-    if another slice holds one of `match`'s classifier entries (`refuse_clash`) and 409 if
-    the switches of `abc_links` have no room for the ABC memories of `policy`
-    (`refuse_new_memory`)."""
+    """`queries.lock`, then 422 if `path` is none (`_refuse_broken_path`) or one of
+    `link_ids` is gone (when links were locked), 409 if another slice holds one of `match`'s
+    classifier entries (`refuse_clash`) and 409 if the switches of `abc_links` have no room
+    for the ABC memories of `policy` (`refuse_new_memory`)."""
     locked = queries.lock(session, link_ids, match, changed, slice_id, insert, abc_links)
+    if path is not None:
+        _refuse_broken_path(path, locked.links)
     missing = link_ids - locked.links.keys() if changed is not None else set()
     if missing:
         raise InvalidFieldError(f"link {min(missing)} does not exist", field="link_ids")
@@ -296,7 +301,35 @@ def refuse_clash(match: queries.Match, locked: queries.Locked) -> None:
         )
 
 
-def _specs(
+def _check_path_links(link_ids: list[int] | None, path: list[int] | None) -> None:
+    """422 when a request gives both a path and link ids, and they name other links."""
+    if path is not None and link_ids is not None and set(path) != set(link_ids):
+        raise InvalidFieldError("path names other links than link_ids", field="path")
+
+
+def _refuse_broken_path(path: list[int], links: dict[int, LockedLink]) -> None:
+    """422 naming `path` and the offending index unless it is a path (`domain.paths`) over
+    the locked `links`: their cables cannot change meanwhile (`services.cables`)."""
+    try:
+        paths.check_path(path, {link_id: link.port for link_id, link in links.items()})
+    except paths.PathError as exc:
+        field = "path" if exc.index is None else f"path[{exc.index}]"
+        raise InvalidFieldError(exc.message, field=field) from None
+
+
+def path_order(
+    link_ids: list[int], path: list[int] | None, links: dict[int, LockedLink]
+) -> list[int] | None:
+    """The slice's links in path order: `path` (a 422 naming it unless it is one), else
+    `link_ids` as given if they form a path, else None (an unordered set)."""
+    if path is not None:
+        _refuse_broken_path(path, links)
+        return path
+    ports = {link_id: link.port for link_id, link in links.items()}
+    return link_ids if paths.is_path(link_ids, ports) else None
+
+
+def link_specs(
     values: dict[str, Any], params: dict[int, LinkParams], link_ids: Iterable[int]
 ) -> dict[int, SliceSpec]:
     """The slice described by `values` as each of the links `link_ids` sees it (their MTU)."""
@@ -322,26 +355,26 @@ def _admit(
     values: dict[str, Any],
     slice_id: int,
     links: dict[int, LockedLink],
-    new: set[int],
+    new: list[int],
     stored: StoredLevels,
     old: Slice | None = None,
 ) -> None:
-    """Admission with the slice as it will be stored, crossing the links `new` (`old`: as it
-    is stored now, for a change).
+    """Admission with the slice as it will be stored, crossing the links `new` in path order
+    (ascending id for an unordered set; `old`: as it is stored now, for a change).
 
     The level sums `stored` first try to prove it fits in O(levels) (`admits_surely`); the
     full analysis of every slice on the links runs only when they do not.
     """
     params = {link_id: link.params for link_id, link in links.items()}
-    specs = _specs(values, params, new)
+    specs = link_specs(values, params, new)
     removed = None
     if old is not None:
         stored_values = {key: getattr(old, key) for key in values.keys() & ANALYSED_FIELDS}
-        removed = _specs(values | stored_values, params, params.keys() & set(old.link_ids))
+        removed = link_specs(values | stored_values, params, params.keys() & set(old.link_ids))
     target = values["e2e_delay_target_s"]
     path = None
     if target is not None:
-        path = PathSlice(slice_id, values["name"], values["priority"], target, tuple(sorted(new)))
+        path = PathSlice(slice_id, values["name"], values["priority"], target, tuple(new))
     if admits_surely(params, stored, specs, changed=new, candidate=path, removed=removed):
         return
     loads = link_queries.read_loads(session, params.values(), exclude_slice_id=slice_id)
@@ -377,13 +410,15 @@ def _set_links(
     slice_id: int,
     locked: queries.Locked,
     link_ids: Iterable[int],
+    order: list[int] | None,
     dp_sid: int | None = None,
     commit_with: tuple[ChangeContext, Change, list[outbox.Message]] | None = None,
 ) -> None:
-    """`queries.set_links` on the locked links `link_ids`, a refused DP_SID told as a 409."""
+    """`queries.set_links` on the locked links `link_ids` (in path `order`, if any), a refused
+    DP_SID told as a 409."""
     links = [locked.links[link_id] for link_id in sorted(link_ids)]
     try:
-        queries.set_links(session, slice_id, links, dp_sid, commit_with=commit_with)
+        queries.set_links(session, slice_id, links, order, dp_sid, commit_with=commit_with)
     except queries.NoDpSid as refused:
         raise _dp_sid_refused(refused, locked.switches, dp_sid) from None
 
@@ -399,8 +434,9 @@ def prepare(data: SliceCreate) -> tuple[dict[str, Any], SlicePolicy]:
     parameters resolved) and its data-plane policy, after the rules across fields
     (`_check_rules`); an InvalidFieldError naming the field otherwise. What a creation checks
     before touching the database, one slice or an import's many (`services.bulk`)."""
-    values = data.model_dump(exclude={"sla", "link_ids", "dp_sid", "burst_bytes"})
-    _burst_limit(values, data.burst_bytes, given_limit=data.burst_limit_s is not None)
+    _check_path_links(data.link_ids, data.path)
+    values = data.model_dump(exclude={"sla", "link_ids", "path", "dp_sid", "burst_bytes"})
+    resolve_burst_limit(values, data.burst_bytes, given_limit=data.burst_limit_s is not None)
     if values["burst_limit_s"] is None:
         raise InvalidFieldError(
             "burst_limit_s is required unless burst_bytes is given", field="burst_limit_s"
@@ -431,24 +467,26 @@ def _create(
     abc_links = link_ids if policy.abc is not None else None
     try:
         match = _match(values, 0, link_ids)
-        locked = _lock(session, link_ids, match, link_ids, 0, insert, abc_links, policy)
+        locked = _lock(session, link_ids, match, link_ids, 0, insert, abc_links, policy, data.path)
     except psycopg.errors.UniqueViolation as exc:
         if exc.diag.constraint_name != queries.NAME_TAKEN:
             raise
         raise _name_taken(values["name"]) from None
     assert locked.created is not None
     slice_id: int = locked.created["id"]
-    _admit(session, values, slice_id, locked.links, link_ids, locked.stored)
+    order = path_order(data.link_ids, data.path, locked.links)
+    _admit(session, values, slice_id, locked.links, order or sorted(link_ids), locked.stored)
     after = Slice.snapshot_of(locked.created) | {
         "sla": SliceSla.snapshot_of(sla),
         "link_ids": sorted(link_ids),
+        "path": order,
     }
     created = Change(
         ChangeAction.CREATE, Slice.entity_type, slice_id, values["name"], None, after, True
     )
     switch_ids = {locked.links[link_id].switch_id for link_id in link_ids}
     commit_with = (context, created, outbox.reconcile(switch_ids))
-    _set_links(session, slice_id, locked, link_ids, data.dp_sid, commit_with)
+    _set_links(session, slice_id, locked, link_ids, order, data.dp_sid, commit_with)
     session.commit()  # ends the session's transaction, which the driver committed
     return slice_id
 
@@ -463,15 +501,16 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     row = get_slice(session, slice_id, lock=True)
     before = row.snapshot()
     crossed = {r.switch_id for r in row.switch_rows}
-    given = data.model_dump(exclude_unset=True, exclude={"sla", "link_ids", "burst_bytes"})
+    given = data.model_dump(exclude_unset=True, exclude={"sla", "link_ids", "path", "burst_bytes"})
     columns = {column.key for column in Slice.__table__.columns}
     values = {key: getattr(row, key) for key in columns} | given
-    _burst_limit(values, data.burst_bytes, given_limit="burst_limit_s" in given)
+    resolve_burst_limit(values, data.burst_bytes, given_limit="burst_limit_s" in given)
     if values["scheme"] is not QueueScheme.ECN_STEP and "marking_threshold_s" not in given:
         values["marking_threshold_s"] = None
     _codel_columns(values, data.codel, given="codel" in given)
     _abc_columns(values, data.abc, given="abc" in given)
     policy = _check_rules(values)
+    _check_path_links(data.link_ids, data.path)
     link_ids = set(data.link_ids if data.link_ids is not None else row.link_ids)
     fields = data.model_fields_set
     match = _match(values, row.id, link_ids) if fields & MATCH_FIELDS else None
@@ -479,14 +518,18 @@ def _update(session: Session, context: ChangeContext, slice_id: int, data: Slice
     locked = None
     if fields & ANALYSED_FIELDS:
         every = link_ids | set(row.link_ids)
-        locked = _lock(session, every, match, link_ids, row.id, None, abc_links, policy)
+        locked = _lock(session, every, match, link_ids, row.id, None, abc_links, policy, data.path)
     elif match is not None or abc_links is not None:
         _lock(session, link_ids, match, None, row.id, None, abc_links, policy)
     if "name" in given:  # the slice's own name is its own (the unique index)
         _check_name_free(session, values["name"], row.id)
     if locked is not None:
-        _admit(session, values, row.id, locked.links, link_ids, locked.stored, old=row)
-        _set_links(session, row.id, locked, link_ids)
+        order = row.path
+        if data.link_ids is not None:
+            order = path_order(data.link_ids, data.path, locked.links)
+        crossed_in_order = order or sorted(link_ids)
+        _admit(session, values, row.id, locked.links, crossed_in_order, locked.stored, old=row)
+        _set_links(session, row.id, locked, link_ids, order)
         session.refresh(row, ["link_rows", "switch_rows"])  # as the statement left them
     for key in columns - {"id", "created_at", "updated_at"}:
         setattr(row, key, values[key])

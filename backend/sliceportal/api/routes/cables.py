@@ -13,7 +13,14 @@ from sliceportal.api.deps import (
     select_where,
 )
 from sliceportal.db.models import Cable, Link
-from sliceportal.schemas.cables import CableCreate, CablePublic, CablesPublic, CableUpdate
+from sliceportal.schemas.cables import (
+    AffectedSlicePublic,
+    AffectedSlicesPublic,
+    CableCreate,
+    CablePublic,
+    CablesPublic,
+    CableUpdate,
+)
 from sliceportal.schemas.common import FilterText, RowId
 from sliceportal.services import cables as service
 from sliceportal.services import crud
@@ -56,6 +63,18 @@ def read_cable(session: SessionDep, _: ViewerUser, cable_id: RowId) -> CablePubl
     return CablePublic.model_validate(crud.get(session, Cable, cable_id))
 
 
+@router.get("/{cable_id}/affected")
+def read_affected_slices(
+    session: SessionDep, _: ViewerUser, cable_id: RowId
+) -> AffectedSlicesPublic:
+    """The slices crossing the cable (they leave a switch by one of its ends), each with the
+    shortest admissible path that avoids it, or why there is none: the portal never moves a
+    slice on its own, so deleting a cable they cross is refused until they are moved."""
+    rows = service.affected(session, cable_id)
+    data = [AffectedSlicePublic.model_validate(row) for row in rows]
+    return AffectedSlicesPublic(data=data, count=len(data))
+
+
 @router.patch("/{cable_id}")
 def update_cable(
     session: SessionDep,
@@ -64,6 +83,8 @@ def update_cable(
     cable_id: RowId,
     body: CableUpdate,
 ) -> CablePublic:
+    """Change a cable; a new propagation delay is admitted first against the end-to-end
+    targets of the slices crossing it (409 admission-rejected when one would miss it)."""
     return CablePublic.model_validate(service.update_cable(session, context, cable_id, body))
 
 
@@ -71,5 +92,6 @@ def update_cable(
 def delete_cable(
     session: SessionDep, _: OperatorUser, context: ChangeContextDep, cable_id: RowId
 ) -> None:
-    """Unwire both ends (the links stay) and delete the cable."""
+    """Unwire both ends (the links stay) and delete the cable; 409 while slices cross it
+    (`GET /cables/{cable_id}/affected` lists them, each with a path avoiding it)."""
     service.delete_cable(session, context, cable_id)

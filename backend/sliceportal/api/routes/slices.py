@@ -23,6 +23,8 @@ from sliceportal.schemas.choices import QueueScheme, SliceState
 from sliceportal.schemas.common import FilterText, RowId
 from sliceportal.schemas.slicefiles import MEDIA_TYPES, FileError, FileFormat
 from sliceportal.schemas.slices import (
+    PathProposalPublic,
+    PathProposalRequest,
     Priority,
     SliceCreate,
     SlicePublic,
@@ -31,7 +33,7 @@ from sliceportal.schemas.slices import (
     SliceUpdate,
     VlanId,
 )
-from sliceportal.services import bulk
+from sliceportal.services import bulk, paths
 from sliceportal.services import slices as service
 
 router = APIRouter(prefix="/slices", tags=["slices"])
@@ -169,6 +171,18 @@ def export_slices(
         media_type=MEDIA_TYPES[file_format],
         headers={"Content-Disposition": f'attachment; filename="slices.{file_format.value}"'},
     )
+
+
+@router.post("/propose-path")
+def propose_path(
+    session: SessionDep, _: ViewerUser, body: PathProposalRequest
+) -> PathProposalPublic:
+    """The shortest path from `ingress_switch_id` out of `egress_link_id` on which a slice of
+    these parameters is admitted (fewest hops, then the lowest end-to-end bound): every link
+    keeps its slices' bounds and every end-to-end target crossing them is met, propagation
+    included. 409 `no-path` with each candidate's refusal when there is none. Advice: creating
+    the slice with this `path` decides again under locks."""
+    return PathProposalPublic.model_validate(paths.propose(session, body))
 
 
 @router.get("/{slice_id}")

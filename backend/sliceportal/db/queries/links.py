@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -36,10 +36,11 @@ from sliceportal.domain.admission import (
     PathSlice,
     StoredLevels,
 )
+from sliceportal.domain.paths import PortLink
 from sliceportal.domain.spec import Model
 
 
-def link_params(link: Link) -> LinkParams:
+def link_params(link: Link, propagation_s: float = 0.0) -> LinkParams:
     return LinkParams(
         link.id,
         link.name,
@@ -48,6 +49,7 @@ def link_params(link: Link) -> LinkParams:
         link.queue_count,
         link.mtu_bytes,
         link.frame_overhead_bytes,
+        propagation_s,
     )
 
 
@@ -57,7 +59,7 @@ SELECT slice_links.link_id, slices.name, slices.rate_bps, slices.priority, slice
        slices.e2e_delay_target_s,
        CASE WHEN slices.e2e_delay_target_s IS NOT NULL THEN ARRAY(
            SELECT path.link_id FROM slice_links path
-           WHERE path.slice_id = slices.id ORDER BY path.link_id) END
+           WHERE path.slice_id = slices.id ORDER BY path.position, path.link_id) END
 FROM slice_links JOIN slices ON slices.id = slice_links.slice_id
 WHERE slice_links.link_id = ANY(%s) AND slices.id <> %s
 """
@@ -105,13 +107,30 @@ id = ANY(%(links)s) OR id IN (
 """The links a change of `changed` (and of `links`) locks: them, and the paths of the slices
 with an end-to-end target crossing `changed`. Those slices are found on the link rows
 (`has_e2e_target`, a partial index: migration 0007), never by reading the links' slices."""
+LINK_COLUMNS = """
+id, name, capacity_bps, model, queue_count, mtu_bytes, frame_overhead_bytes, switch_id
+"""
+"""What admission needs of a link (`LinkParams`) and its switch (for the slice rows)."""
 LOCK_LINKS = f"""
-SELECT id, name, capacity_bps, model, queue_count, mtu_bytes, frame_overhead_bytes, switch_id
+SELECT {LINK_COLUMNS}
 FROM links
 WHERE {_LOCKED_SET}
 ORDER BY id
 FOR UPDATE OF links
 """
+_WIRING_OF = """
+SELECT links.id, COALESCE(cables.propagation_s, 0), far.switch_id
+FROM links
+LEFT JOIN cables ON cables.id = links.cable_id
+LEFT JOIN links far ON far.cable_id = links.cable_id AND far.id <> links.id
+WHERE links.id IN (SELECT id FROM links WHERE {where})
+"""
+WIRING = _WIRING_OF.format(where=_LOCKED_SET)
+"""What paths need of the links `LOCK_LINKS` locks: their cable's propagation delay and the
+switch it reaches. A statement of its own, sent after the locks: under READ COMMITTED it reads
+a snapshot taken once they are granted, so it sees what a cable change committed before them
+(a change of a cable, its ends or its propagation, holds its ends' locks: `services.cables`).
+Read in the locking statement, it would see the snapshot from before the wait."""
 LEVEL_LOADS = f"""
 SELECT link_id, priority, slice_count, rate_bps, burst_bytes, min_delay_target_s,
        max_packet_bytes, default_packet_count
@@ -120,7 +139,7 @@ FROM link_level_loads WHERE link_id IN (SELECT id FROM links WHERE {_LOCKED_SET}
 CROSSING_PATHS = """
 SELECT slices.id, slices.name, slices.priority, slices.e2e_delay_target_s, ARRAY(
            SELECT path.link_id FROM slice_links path
-           WHERE path.slice_id = slices.id ORDER BY path.link_id)
+           WHERE path.slice_id = slices.id ORDER BY path.position, path.link_id)
 FROM slices
 WHERE slices.id <> %(slice)s AND slices.id IN (
     SELECT here.slice_id FROM slice_links here
@@ -132,10 +151,16 @@ them."""
 
 @dataclass(frozen=True)
 class LockedLink:
-    """A link locked for admission: its parameters and its switch (for the slice rows)."""
+    """A link locked for admission: its parameters, its switch (for the slice rows) and the
+    switch its cable reaches (None: no cable's end), what a path through it needs."""
 
     params: LinkParams
     switch_id: int
+    far_switch_id: int | None = None
+
+    @property
+    def port(self) -> PortLink:
+        return PortLink(self.params.id, self.params.name, self.switch_id, self.far_switch_id)
 
 
 class LinkLocks:
@@ -159,15 +184,16 @@ class LinkLocks:
     ) -> None:
         connection = driver(session)
         query = {"links": list(link_ids), "changed": list(changed), "slice": slice_id}
-        self._locking, self._levels, self._paths = (
-            stack.enter_context(connection.cursor(binary=True)) for _ in range(3)
+        self._locking, self._wiring, self._levels, self._paths = (
+            stack.enter_context(connection.cursor(binary=True)) for _ in range(4)
         )
         self._locking.execute(LOCK_LINKS, query)
+        self._wiring.execute(WIRING, query)
         self._levels.execute(LEVEL_LOADS, query)
         self._paths.execute(CROSSING_PATHS, query)
 
     def links(self) -> dict[int, LockedLink]:
-        return _locked_links(self._locking.fetchall())
+        return _wired_links(self._locking.fetchall(), self._wiring.fetchall())
 
     def stored(self) -> StoredLevels:
         rows: dict[int, list[LevelLoad]] = {}
@@ -179,14 +205,44 @@ class LinkLocks:
         )
 
 
-def _locked_links(rows: Iterable[Any]) -> dict[int, LockedLink]:
-    """The rows `LOCK_LINKS` returns, by link id."""
-    return {
-        row[0]: LockedLink(
-            LinkParams(row[0], row[1], row[2], Model(row[3]), row[4], row[5], row[6]), row[7]
-        )
-        for row in rows
-    }
+def _wired_links(rows: Iterable[Any], wiring: Iterable[Any]) -> dict[int, LockedLink]:
+    """The rows `LOCK_LINKS` returns, with their `WIRING`, by link id."""
+    wired = {link_id: (propagation, far) for link_id, propagation, far in wiring}
+    links = {}
+    for link_id, name, capacity, model, queues, mtu, overhead, switch_id in rows:
+        propagation, far = wired.get(link_id, (0.0, None))
+        params = LinkParams(link_id, name, capacity, Model(model), queues, mtu, overhead)
+        links[link_id] = LockedLink(replace(params, propagation_s=propagation), switch_id, far)
+    return links
+
+
+_PORTS = """
+SELECT id, name, switch_id,
+       (SELECT far.switch_id FROM links far WHERE far.cable_id = links.cable_id
+                                              AND far.id <> links.id)
+FROM links
+"""
+"""Every link as paths see it (`domain.paths.PortLink`): its switch and its cable's far one."""
+_READ_LINKS = f"SELECT {LINK_COLUMNS} FROM links WHERE id = ANY(%(links)s)"
+_READ_WIRING = _WIRING_OF.format(where="id = ANY(%(links)s)")
+
+
+def read_ports(session: Session) -> dict[int, PortLink]:
+    """Every link as paths see it (a network has hundreds to thousands: one query)."""
+    with driver(session).cursor(binary=True) as cursor:
+        cursor.execute(_PORTS)
+        return {row[0]: PortLink(*row) for row in cursor.fetchall()}
+
+
+def read_links(session: Session, link_ids: Collection[int]) -> dict[int, LockedLink]:
+    """`link_ids` as `lock_links` reads them, without locking them (for advice: proposals)."""
+    connection = driver(session)
+    query = {"links": list(link_ids)}
+    with connection.pipeline(), connection.cursor(binary=True) as reading:
+        with connection.cursor(binary=True) as wiring:
+            reading.execute(_READ_LINKS, query)
+            wiring.execute(_READ_WIRING, query)
+            return _wired_links(reading.fetchall(), wiring.fetchall())
 
 
 def lock_links(
@@ -194,6 +250,10 @@ def lock_links(
 ) -> dict[int, LockedLink]:
     """Lock `link_ids` and the paths crossing `changed` now, as `LinkLocks` does, for the
     callers that do not admit a slice (link updates, deletions): without its level reads."""
-    with driver(session).cursor(binary=True) as cursor:
-        cursor.execute(LOCK_LINKS, {"links": list(link_ids), "changed": list(changed)})
-        return _locked_links(cursor.fetchall())
+    connection = driver(session)
+    query = {"links": list(link_ids), "changed": list(changed)}
+    with connection.pipeline(), connection.cursor(binary=True) as locking:
+        with connection.cursor(binary=True) as wiring:
+            locking.execute(LOCK_LINKS, query)
+            wiring.execute(WIRING, query)
+            return _wired_links(locking.fetchall(), wiring.fetchall())

@@ -249,20 +249,30 @@ WITH left_links AS (
         WHERE mine.slice_id = %(slice)s AND mine.switch_id = switch.id)
     ON CONFLICT (switch_id, dp_sid) DO NOTHING
     RETURNING switch_id, dp_sid
+), wanted AS (
+    SELECT * FROM unnest(%(links)s::integer[], %(link_switches)s::integer[],
+                         %(positions)s::smallint[]) AS link (id, switch_id, position)
+), reordered AS (
+    UPDATE slice_links mine SET position = wanted.position
+    FROM wanted
+    WHERE mine.slice_id = %(slice)s AND mine.link_id = wanted.id
+      AND mine.position IS DISTINCT FROM wanted.position
 ), added_links AS (
-    INSERT INTO slice_links (slice_id, link_id, switch_id)
-    SELECT %(slice)s, link.id, link.switch_id
-    FROM unnest(%(links)s::integer[], %(link_switches)s::integer[]) AS link (id, switch_id)
+    INSERT INTO slice_links (slice_id, link_id, switch_id, position)
+    SELECT %(slice)s, wanted.id, wanted.switch_id, wanted.position
+    FROM wanted
     WHERE NOT EXISTS (
-        SELECT FROM slice_links mine WHERE mine.slice_id = %(slice)s AND mine.link_id = link.id)
+        SELECT FROM slice_links mine WHERE mine.slice_id = %(slice)s AND mine.link_id = wanted.id)
 )
 SELECT 1
 """
 """Drop the links and switches the slice leaves (the database cascades to their rows), give it
 a DP_SID on each new switch (the switch rows are locked: nobody allocates meanwhile; ON
-CONFLICT skips a wanted DP_SID that is taken) and add the new link rows. A switch that gave
-none fails the statement on the link rows' foreign key to `slice_switches`
-(`_LINK_NEEDS_DP_SID`), so nothing half-written can be committed."""
+CONFLICT skips a wanted DP_SID that is taken), move the kept link rows to their new places on
+the path (only those that move: an update of `slice_links` recomputes the links' level sums,
+migration 0006) and add the new link rows. A switch that gave none fails the statement on the
+link rows' foreign key to `slice_switches` (`_LINK_NEEDS_DP_SID`), so nothing half-written can
+be committed."""
 _LINK_NEEDS_DP_SID = "fk_slice_links_slice_id_switch_id_slice_switches"
 _DP_SID_USE = """
 SELECT switch_id, count(*), bool_or(dp_sid = %(dp_sid)s) FROM slice_switches
@@ -284,19 +294,23 @@ def set_links(
     session: Session,
     slice_id: int,
     links: Collection[LockedLink],
+    order: list[int] | None = None,
     dp_sid: int | None = None,
     *,
     commit_with: tuple[ChangeContext, Change, list[Message]] | None = None,
 ) -> None:
-    """Make the slice cross exactly `links`, holding one DP_SID on each of their switches
-    (`dp_sid` if given). With `commit_with`, also write that change-log entry (its
-    `read_dp_sids` sees the DP_SIDs given here) and outbox messages, and commit, all in the
-    same round trip. NoDpSid (after a rollback) when a switch gave none."""
+    """Make the slice cross exactly `links`, in path `order` (their ids; None: an unordered
+    set), holding one DP_SID on each of their switches (`dp_sid` if given). With
+    `commit_with`, also write that change-log entry (its `read_dp_sids` sees the DP_SIDs given
+    here) and outbox messages, and commit, all in the same round trip. NoDpSid (after a
+    rollback) when a switch gave none."""
     switches = sorted({link.switch_id for link in links})
+    position = {} if order is None else {link_id: index for index, link_id in enumerate(order)}
     params = {
         "slice": slice_id,
         "links": [link.params.id for link in links],
         "link_switches": [link.switch_id for link in links],
+        "positions": [position.get(link.params.id) for link in links],
         "switches": switches,
         "dp_sid": dp_sid,
     }
@@ -424,8 +438,9 @@ INSERT INTO slice_switches (slice_id, switch_id, dp_sid)
 SELECT slice_id, switch_id, dp_sid FROM jsonb_populate_recordset(NULL::slice_switches, %s)
 """
 _INSERT_LINK_ROWS = """
-INSERT INTO slice_links (slice_id, link_id, switch_id)
-SELECT slice_id, link_id, switch_id FROM jsonb_populate_recordset(NULL::slice_links, %s)
+INSERT INTO slice_links (slice_id, link_id, switch_id, position)
+SELECT slice_id, link_id, switch_id, position
+FROM jsonb_populate_recordset(NULL::slice_links, %s)
 """
 
 
@@ -464,12 +479,16 @@ SLICE_DOCUMENT = f"""
 SELECT slices.*, {", ".join(f"sla.{column} AS sla_{column}" for column in _SLA_COLUMNS)},
        ARRAY(SELECT link_id FROM slice_links WHERE slice_id = slices.id ORDER BY link_id)
            AS link_ids,
+       (SELECT CASE WHEN bool_and(position IS NOT NULL) THEN array_agg(link_id ORDER BY position)
+               END
+        FROM slice_links WHERE slice_id = slices.id) AS path,
        ARRAY(SELECT ARRAY[switch_id, dp_sid] FROM slice_switches
              WHERE slice_id = slices.id ORDER BY switch_id) AS dp_sids
 FROM slices JOIN slice_slas AS sla ON sla.slice_id = slices.id
 WHERE slices.id = %s
 """
-"""A slice with its SLA, links and DP_SIDs in one statement (three index lookups)."""
+"""A slice with its SLA, links (as a set, and as a path: `Slice.path`) and DP_SIDs in one
+statement (four index lookups)."""
 
 
 async def slice_document(pool: ReadPool, slice_id: int) -> dict[str, Any] | None:

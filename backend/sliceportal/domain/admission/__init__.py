@@ -40,6 +40,8 @@ from sliceportal.domain.admission.network import (
     admits_surely,
     breaches,
     explain,
+    route,
+    summary,
     too_many_levels,
 )
 from sliceportal.domain.admission.pathcapacity import path_capacity_fix
@@ -83,6 +85,8 @@ __all__ = [
     "hop_bound",
     "path_bound",
     "path_capacity_fix",
+    "route",
+    "summary",
     "too_many_levels",
     "upper_aggregates",
 ]

@@ -59,6 +59,9 @@ class LinkParams(LinkShape):
     queue_count: int
     mtu_bytes: int
     frame_overhead_bytes: int
+    propagation_s: float = 0.0
+    """The propagation delay of the link's cable (0 for a link that faces hosts), which the
+    end-to-end bound of a path through it adds."""
 
     @property
     def max_frame_bytes(self) -> int:
@@ -117,14 +120,16 @@ class LinkLoad:
 
 @dataclass(frozen=True)
 class PathSlice:
-    """A slice with an end-to-end target: what its path check needs besides the link loads."""
+    """A slice with an end-to-end target: what its path check needs besides the link loads
+    (a proposal's candidate may have none)."""
 
     id: int
     name: str
     priority: int
-    target_s: float
+    target_s: float | None
     link_ids: tuple[int, ...]
-    """Every link it crosses (ascending id), read or not."""
+    """Every link it crosses, read or not: in path order (`slice_links.position`), or in
+    ascending id for a slice whose links are an unordered set."""
 
 
 @dataclass
@@ -182,7 +187,12 @@ def _path_bound(
     path: PathSlice, params: Mapping[int, LinkParams], levels: Callable[[int], LevelBounds]
 ) -> PathBound:
     hops = (
-        Hop(link_id, params[link_id].name, hop_bound(levels(link_id), path.priority))
+        Hop(
+            link_id,
+            params[link_id].name,
+            hop_bound(levels(link_id), path.priority),
+            params[link_id].propagation_s,
+        )
         for link_id in path.link_ids
     )
     return path_bound(hops, path.target_s)
@@ -246,16 +256,19 @@ def breaches(
     their slices, the changed slice included as it will be stored. Each link is analysed once,
     O(n) numpy.
     """
+    return _breaches(params, loads, changed, candidate, {})
+
+
+def _breaches(
+    params: Mapping[int, LinkParams],
+    loads: Loads,
+    changed: Collection[int],
+    candidate: PathSlice | None,
+    analyses: dict[int, ArrayAnalysis],
+) -> Breaches | None:
+    """`breaches`, analysing each link once into `analyses` (which may hold some already)."""
     paths = _changed_paths(loads.paths.values(), params, changed, candidate)
-    analyses: dict[int, ArrayAnalysis] = {}
-
-    def analysis(link_id: int) -> ArrayAnalysis:
-        if link_id not in analyses:
-            link = params[link_id]
-            load = loads.links[link_id].arrays()
-            analyses[link_id] = analyze_arrays(load, link.capacity_bps, link.model, link.framing)
-        return analyses[link_id]
-
+    analysis = _analyser(params, loads, analyses)
     rejected = [params[link_id] for link_id in sorted(changed) if not analysis(link_id).admissible]
     missed = []
     for path in paths:
@@ -265,6 +278,47 @@ def breaches(
     if not rejected and not missed:
         return None
     return Breaches(params, loads, rejected, missed, analyses)
+
+
+def _analyser(
+    params: Mapping[int, LinkParams], loads: Loads, analyses: dict[int, ArrayAnalysis]
+) -> Callable[[int], ArrayAnalysis]:
+    """A link's analysis with its slices of `loads`, computed once into `analyses`."""
+
+    def analysis(link_id: int) -> ArrayAnalysis:
+        if link_id not in analyses:
+            link = params[link_id]
+            load = loads.links[link_id].arrays()
+            analyses[link_id] = analyze_arrays(load, link.capacity_bps, link.model, link.framing)
+        return analyses[link_id]
+
+    return analysis
+
+
+def route(
+    params: Mapping[int, LinkParams], loads: Loads, candidate: PathSlice
+) -> tuple[PathBound, Breaches | None]:
+    """A slice on a candidate path (`loads` hold it on each of its links): its end-to-end
+    bound there (propagation included), and what `breaches` finds with the path's links
+    changed (its own target too, if it has one)."""
+    analyses: dict[int, ArrayAnalysis] = {}
+    checked = candidate if candidate.target_s is not None else None
+    found = _breaches(params, loads, candidate.link_ids, checked, analyses)
+    analysis = _analyser(params, loads, analyses)
+    bound = _path_bound(candidate, params, lambda link_id: analysis(link_id).levels)
+    return bound, found
+
+
+def summary(found: Breaches) -> str:
+    """What `found` breaks, in one sentence, without the fixes `explain` searches (which may
+    take the priority planner's budget): the links and the end-to-end targets."""
+    parts = []
+    if found.rejected:
+        names = ", ".join(repr(link.name) for link in found.rejected)
+        parts.append(f"link {names} would not keep its slices' delay bounds")
+    for path, bound in found.missed:
+        parts.append(f"slice {path.name!r}: {bound.reason()}")
+    return "; ".join(parts)
 
 
 def explain(found: Breaches, subject: str) -> Rejection:

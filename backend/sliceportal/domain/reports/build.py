@@ -196,6 +196,7 @@ def _slice_report(
                 c.net.links[i].id,
                 c.names[i],
                 hop_bound(levels(i, model or c.net.links[i].model), declared.priority),
+                c.net.links[i].propagation_s,
             )
             for i in path
         ]

@@ -304,7 +304,15 @@ def _e2e_missed(inputs: FindingInputs, slice_index: int, item: SliceReport) -> l
     if target is None:
         return []
     path = c.net.paths[slice_index]
-    hops = [Hop(c.net.links[i].id, c.names[i], hop_bound(c.levels[i], item.priority)) for i in path]
+    hops = [
+        Hop(
+            c.net.links[i].id,
+            c.names[i],
+            hop_bound(c.levels[i], item.priority),
+            c.net.links[i].propagation_s,
+        )
+        for i in path
+    ]
     bound = path_bound(hops, target)
     if bound.meets_target or bound.worst_hop is None:
         return []

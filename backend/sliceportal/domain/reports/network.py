@@ -42,6 +42,8 @@ class NetworkLink(LinkShape):
     queue_count: int
     mtu_bytes: int
     frame_overhead_bytes: int = 0
+    propagation_s: float = 0.0
+    """Its cable's propagation delay (0 toward hosts), which a path through it adds."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -365,13 +365,40 @@ export interface paths {
         post?: never;
         /**
          * Delete Cable
-         * @description Unwire both ends (the links stay) and delete the cable.
+         * @description Unwire both ends (the links stay) and delete the cable; 409 while slices cross it
+         *     (`GET /cables/{cable_id}/affected` lists them, each with a path avoiding it).
          */
         delete: operations["cables-delete_cable"];
         options?: never;
         head?: never;
-        /** Update Cable */
+        /**
+         * Update Cable
+         * @description Change a cable; a new propagation delay is admitted first against the end-to-end
+         *     targets of the slices crossing it (409 admission-rejected when one would miss it).
+         */
         patch: operations["cables-update_cable"];
+        trace?: never;
+    };
+    "/api/v1/cables/{cable_id}/affected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Affected Slices
+         * @description The slices crossing the cable (they leave a switch by one of its ends), each with the
+         *     shortest admissible path that avoids it, or why there is none: the portal never moves a
+         *     slice on its own, so deleting a cable they cross is refused until they are moved.
+         */
+        get: operations["cables-read_affected_slices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/topology": {
@@ -459,6 +486,30 @@ export interface paths {
         get: operations["slices-export_slices"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/slices/propose-path": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Propose Path
+         * @description The shortest path from `ingress_switch_id` out of `egress_link_id` on which a slice of
+         *     these parameters is admitted (fewest hops, then the lowest end-to-end bound): every link
+         *     keeps its slices' bounds and every end-to-end target crossing them is met, propagation
+         *     included. 409 `no-path` with each candidate's refusal when there is none. Advice: creating
+         *     the slice with this `path` decides again under locks.
+         */
+        post: operations["slices-propose_path"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1035,6 +1086,29 @@ export interface components {
             priorities?: {
                 [key: string]: number;
             } | null;
+        };
+        /**
+         * AffectedSlicePublic
+         * @description A slice whose traffic crosses a cable (it leaves a switch by one of its ends), and a
+         *     path for it that avoids the cable.
+         */
+        AffectedSlicePublic: {
+            /** Slice Id */
+            slice_id: number;
+            /** Name */
+            name: string;
+            /**
+             * Path
+             * @description its path now (null: an unordered set)
+             */
+            path: number[] | null;
+            /** @description the shortest admissible path avoiding the cable, from the same ingress switch out of the same egress link; null when there is none (`reason`) */
+            proposal: components["schemas"]["PathProposalPublic"] | null;
+            /**
+             * Reason
+             * @description why there is no proposal
+             */
+            reason: string | null;
         };
         /** AlertPublic */
         AlertPublic: {
@@ -1745,6 +1819,13 @@ export interface components {
          * @enum {string}
          */
         Model: "harkous" | "netcalc";
+        /** Page[AffectedSlicePublic] */
+        Page_AffectedSlicePublic_: {
+            /** Data */
+            data: components["schemas"]["AffectedSlicePublic"][];
+            /** Count */
+            count: number;
+        };
         /** Page[AlertPublic] */
         Page_AlertPublic_: {
             /** Data */
@@ -1812,6 +1893,92 @@ export interface components {
              * @description How far back measured figures go; ``None`` when no telemetry was used.
              */
             telemetry_window_s: number | null;
+        };
+        /** PathHopPublic */
+        PathHopPublic: {
+            /** Link Id */
+            link_id: number;
+            /** Link */
+            link: string;
+            /**
+             * Bound S
+             * @description the slice's worst-case delay there (null: none)
+             */
+            bound_s: number | null;
+            /**
+             * Propagation S
+             * @description the link's cable's (0 for a host-facing link)
+             */
+            propagation_s: number;
+        };
+        /** PathProposalPublic */
+        PathProposalPublic: {
+            /**
+             * Path
+             * @description link ids from the ingress switch, for `path`
+             */
+            path: number[];
+            /**
+             * End To End S
+             * @description the slice's end-to-end bound on it: hops and propagation
+             */
+            end_to_end_s: number | null;
+            /** E2E Delay Target S */
+            e2e_delay_target_s: number | null;
+            /** Hops */
+            hops: components["schemas"]["PathHopPublic"][];
+        };
+        /**
+         * PathProposalRequest
+         * @description A slice's parameters as admission reads them, and where its traffic enters the network
+         *     and leaves it: `POST /slices/propose-path`.
+         */
+        PathProposalRequest: {
+            /**
+             * Name
+             * @description how refusals name the slice
+             * @default proposed
+             */
+            name?: string;
+            /**
+             * Rate Bps
+             * @description bit/s, the rates the data plane polices
+             */
+            rate_bps: number;
+            /**
+             * Burst Limit S
+             * @description or give burst_bytes
+             */
+            burst_limit_s?: number | null;
+            /** Burst Bytes */
+            burst_bytes?: number | null;
+            /**
+             * Delay Target S
+             * @description default: burst_limit_s
+             */
+            delay_target_s?: number | null;
+            /**
+             * E2E Delay Target S
+             * @description seconds; bound on the slice's end-to-end delay: its worst-case delays on every link it crosses plus the propagation delays of their cables (null: none)
+             */
+            e2e_delay_target_s?: number | null;
+            /**
+             * Priority
+             * @description 1 to 7, 7 is the highest; 0 is best effort's (unclassified traffic)
+             */
+            priority: number;
+            /** Max Packet Bytes */
+            max_packet_bytes?: number | null;
+            /**
+             * Ingress Switch Id
+             * @description the switch the slice's traffic enters by
+             */
+            ingress_switch_id: number;
+            /**
+             * Egress Link Id
+             * @description the host-facing link (no cable's end) the traffic leaves the network by
+             */
+            egress_link_id: number;
         };
         /**
          * PerModel
@@ -2048,7 +2215,7 @@ export interface components {
             delay_target_s?: number | null;
             /**
              * E2E Delay Target S
-             * @description seconds; bound on the sum of the slice's worst-case delays over every link it crosses (null: none)
+             * @description seconds; bound on the slice's end-to-end delay: its worst-case delays on every link it crosses plus the propagation delays of their cables (null: none)
              */
             e2e_delay_target_s?: number | null;
             /**
@@ -2070,8 +2237,13 @@ export interface components {
             /** Max Packet Bytes */
             max_packet_bytes?: number | null;
             sla?: components["schemas"]["Sla"];
-            /** Link Ids */
-            link_ids: number[];
+            /**
+             * Link Ids
+             * @description the links the slice crosses (required unless path is given); in path order when they form one (else an unordered set: its path is null)
+             */
+            link_ids?: number[];
+            /** Path */
+            path?: number[] | null;
             /**
              * Dp Sid
              * @description default: the lowest free DP_SID on each switch crossed
@@ -2100,7 +2272,7 @@ export interface components {
             delay_target_s: number;
             /**
              * E2E Delay Target S
-             * @description seconds; bound on the sum of the slice's worst-case delays over every link it crosses (null: none)
+             * @description seconds; bound on the slice's end-to-end delay: its worst-case delays on every link it crosses plus the propagation delays of their cables (null: none)
              */
             e2e_delay_target_s: number | null;
             /** Priority */
@@ -2115,8 +2287,16 @@ export interface components {
             /** Max Packet Bytes */
             max_packet_bytes: number | null;
             sla: components["schemas"]["Sla"];
-            /** Link Ids */
+            /**
+             * Link Ids
+             * @description ascending id
+             */
             link_ids: number[];
+            /**
+             * Path
+             * @description the same links in path order; null when they are an unordered set
+             */
+            path: number[] | null;
             /** Dp Sids */
             dp_sids: components["schemas"]["DpSidPublic"][];
             state: components["schemas"]["SliceState"];
@@ -2206,7 +2386,7 @@ export interface components {
             delay_target_s?: number;
             /**
              * E2E Delay Target S
-             * @description seconds; bound on the sum of the slice's worst-case delays over every link it crosses (null: none)
+             * @description seconds; bound on the slice's end-to-end delay: its worst-case delays on every link it crosses plus the propagation delays of their cables (null: none)
              */
             e2e_delay_target_s?: number | null;
             /**
@@ -2226,6 +2406,11 @@ export interface components {
             sla?: components["schemas"]["Sla"];
             /** Link Ids */
             link_ids?: number[];
+            /**
+             * Path
+             * @description the links the slice leaves its switches by, in order from its ingress switch: each link's cable reaches the next link's switch, no switch twice; link_ids may then be left out
+             */
+            path?: number[];
         };
         /**
          * SlicesImported
@@ -2812,6 +2997,17 @@ export interface components {
             detail: string;
         };
         /**
+         * ProblemRefusedPath
+         * @description One candidate path a proposal checked (409 `no-path`), and why it does not admit the
+         *     slice.
+         */
+        ProblemRefusedPath: {
+            /** Path */
+            path: number[];
+            /** Reason */
+            reason: string;
+        };
+        /**
          * ProblemViolation
          * @description One slice outside its bound (409 `admission-rejected`): on one link (`per-hop`), or
          *     over its whole path (`end-to-end`, with `slice_id` and `path`).
@@ -2849,7 +3045,7 @@ export interface components {
         /**
          * ProblemDetails
          * @description RFC 9457 problem details. `type` is a URI under https://sliceportal.dev/problems/
-         *     whose last part names the kind (`validation-error`, `admission-rejected`, `conflict`,
+         *     whose last part names the kind (`validation-error`, `admission-rejected`, `no-path`, `conflict`,
          *     `not-found`, `unauthorized`, `forbidden`, `database-unavailable`, `server-busy`, …).
          */
         ProblemDetails: {
@@ -2890,6 +3086,16 @@ export interface components {
              * @description The request's id, to find it in the log (500).
              */
             request_id?: string;
+            /**
+             * Refused
+             * @description Each path checked, fewest hops first (409 `no-path`; empty: no route at all).
+             */
+            refused?: components["schemas"]["ProblemRefusedPath"][];
+            /**
+             * Truncated
+             * @description More paths existed than were checked (409 `no-path`).
+             */
+            truncated?: boolean;
         };
         /**
          * SliceDocument
@@ -2997,6 +3203,7 @@ export type AbcSettings = components['schemas']['AbcSettings'];
 export type AbcState = components['schemas']['AbcState'];
 export type AccessToken = components['schemas']['AccessToken'];
 export type Action = components['schemas']['Action'];
+export type AffectedSlicePublic = components['schemas']['AffectedSlicePublic'];
 export type AlertPublic = components['schemas']['AlertPublic'];
 export type AlertState = components['schemas']['AlertState'];
 export type ApiTokenCreate = components['schemas']['ApiTokenCreate'];
@@ -3032,6 +3239,7 @@ export type Message = components['schemas']['Message'];
 export type MinCapacities = components['schemas']['MinCapacities'];
 export type MinCapacity = components['schemas']['MinCapacity'];
 export type Model = components['schemas']['Model'];
+export type PageAffectedSlicePublic = components['schemas']['Page_AffectedSlicePublic_'];
 export type PageAlertPublic = components['schemas']['Page_AlertPublic_'];
 export type PageApiTokenPublic = components['schemas']['Page_ApiTokenPublic_'];
 export type PageCablePublic = components['schemas']['Page_CablePublic_'];
@@ -3041,6 +3249,9 @@ export type PageSlicePublic = components['schemas']['Page_SlicePublic_'];
 export type PageSwitchPublic = components['schemas']['Page_SwitchPublic_'];
 export type PageUserPublic = components['schemas']['Page_UserPublic_'];
 export type Parameters = components['schemas']['Parameters'];
+export type PathHopPublic = components['schemas']['PathHopPublic'];
+export type PathProposalPublic = components['schemas']['PathProposalPublic'];
+export type PathProposalRequest = components['schemas']['PathProposalRequest'];
 export type PerModelBestPlan = components['schemas']['PerModel_BestPlan_'];
 export type PerModelEndToEnd = components['schemas']['PerModel_EndToEnd_'];
 export type PerModelUnionFloatNoneType = components['schemas']['PerModel_Union_float__NoneType__'];
@@ -3087,6 +3298,7 @@ export type ProblemFieldError = components['schemas']['ProblemFieldError'];
 export type ProblemHop = components['schemas']['ProblemHop'];
 export type ProblemPath = components['schemas']['ProblemPath'];
 export type ProblemPriorityPlanFix = components['schemas']['ProblemPriorityPlanFix'];
+export type ProblemRefusedPath = components['schemas']['ProblemRefusedPath'];
 export type ProblemViolation = components['schemas']['ProblemViolation'];
 export type ProblemDetails = components['schemas']['ProblemDetails'];
 export type SliceDocument = components['schemas']['SliceDocument'];
@@ -4057,6 +4269,37 @@ export interface operations {
             };
         };
     };
+    "cables-read_affected_slices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cable_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_AffectedSlicePublic_"];
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     "topology-read_topology": {
         parameters: {
             query?: never;
@@ -4214,6 +4457,39 @@ export interface operations {
                 content: {
                     "text/csv": string;
                     "application/yaml": components["schemas"]["SliceCreate"][];
+                };
+            };
+            /** @description An error, as RFC 9457 problem details */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "slices-propose_path": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PathProposalRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PathProposalPublic"];
                 };
             };
             /** @description An error, as RFC 9457 problem details */

@@ -169,7 +169,7 @@ describe('validateSlice', () => {
           gamma_s: 0.016, key: 'source_prefix', prefix_length: 16,
         },
         sla: { max_delay_s: null, min_throughput_bps: null, max_loss_ratio: null, max_mark_ratio: null },
-        link_ids: [1], dp_sids: [], state: 'active', state_detail: null, created_at: '', updated_at: '',
+        link_ids: [1], path: [1], dp_sids: [], state: 'active', state_detail: null, created_at: '', updated_at: '',
       }),
     };
     expect(stored).toMatchObject({

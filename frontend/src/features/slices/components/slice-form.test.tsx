@@ -10,7 +10,7 @@ const link = { id: 1, switch_id: 1, name: 'edge-1-eth1', description: '', port: 
 const stored = (id: number, name: string, rate: number, burst: number) => ({
   id, name, description: '', vlan_id: null, ipv4_prefixes: ['10.0.0.0/16'], rate_bps: rate * MBIT, burst_limit_s: burst,
   burst_bytes: (rate * MBIT * burst) / 8, delay_target_s: burst, priority: 7, scheme: 'tail_drop', marking_threshold_s: null,
-  max_packet_bytes: null, sla: {}, link_ids: [1], dp_sids: [], state: 'pending', created_at: now, updated_at: now,
+  max_packet_bytes: null, sla: {}, link_ids: [1], path: [1], dp_sids: [], state: 'pending', created_at: now, updated_at: now,
 });
 const bound = (name: string, priority: number, d: number, target: number) => ({
   name, priority, burst_bytes: 0, residual_capacity_bps: 400 * MBIT, worst_case_delay_s: d, delay_target_s: target,

@@ -217,7 +217,7 @@ export function SliceForm({
               <Field
                 label="End-to-end delay target"
                 error={errorFor('e2e_delay_target_s', 'e2eDelayTargetMs')}
-                hint="Optional: bounds the sum of the worst-case delays over every link crossed."
+                hint="Optional: bounds the worst-case delays over every link crossed plus the cables' propagation."
               >
                 <UnitInput unit="ms" value={values.e2eDelayTargetMs} onChange={(e) => set('e2eDelayTargetMs', e.target.value)} onBlur={touch('e2eDelayTargetMs')} />
               </Field>

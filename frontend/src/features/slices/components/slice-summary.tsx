@@ -15,6 +15,7 @@ import type { SliceHealth } from './use-slice-bounds';
 export function SliceSummary({ slice, health }: { slice: SlicePublic; health: SliceHealth | undefined }) {
   const links = useLinks();
   const linkName = new Map((links.data?.data ?? []).map((l) => [l.id, l] as const));
+  const hops = slice.path ?? slice.link_ids;
   return (
     <div className="grid-2">
       <Card title="Contract" actions={<SliceStateBadge state={slice.state} />}>
@@ -38,6 +39,12 @@ export function SliceSummary({ slice, health }: { slice: SlicePublic; health: Sl
             {[slice.vlan_id !== null ? `VLAN ${slice.vlan_id}` : null, ...slice.ipv4_prefixes]
               .filter(Boolean)
               .join(', ')}
+          </dd>
+          <dt>Path</dt>
+          <dd>
+            {slice.path === null
+              ? 'an unordered set of links (no path given)'
+              : slice.path.map((id) => linkName.get(id)?.name ?? `link ${id}`).join(' → ')}
           </dd>
           <dt>DP_SID</dt>
           <dd>{slice.dp_sids.map((d) => `${d.dp_sid} on switch ${d.switch_id}`).join(', ') || '—'}</dd>
@@ -66,7 +73,7 @@ export function SliceSummary({ slice, health }: { slice: SlicePublic; health: Sl
             </tr>
           </thead>
           <tbody>
-            {slice.link_ids.map((id) => {
+            {hops.map((id) => {
               const bound = health?.perLink.get(id);
               const link = linkName.get(id);
               return (
@@ -90,8 +97,8 @@ export function SliceSummary({ slice, health }: { slice: SlicePublic; health: Sl
           </tfoot>
         </table>
         <p className="muted small" style={{ marginTop: 8 }}>
-          Under each link's model; the link view compares both models. End to end is the sum of the
-          bounds on every link.
+          Under each link's model, in path order; the link view compares both models. End to end here
+          is the sum of the bounds on every link; admission adds the cables' propagation delays.
         </p>
       </Card>
     </div>
